@@ -1,0 +1,37 @@
+// kernelformer/io/atomic_file.hpp — outputs appear whole or not at all.
+//
+// atomic_writer stages each file as a temporary beside its destination; commit() renames them
+// all into place. If anything fails before commit(), the destructor removes the temporaries, so
+// a failed command never leaves a partial or corrupted output behind.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kf::io {
+
+class atomic_writer {
+ public:
+  atomic_writer() = default;
+  atomic_writer(const atomic_writer&) = delete;
+  atomic_writer& operator=(const atomic_writer&) = delete;
+  ~atomic_writer();
+
+  // Writes bytes to a temporary next to `path`; throws std::runtime_error naming the path.
+  void stage(const std::string& path, std::string_view bytes);
+  // Renames every staged temporary onto its destination.
+  void commit();
+
+ private:
+  std::vector<std::pair<std::string, std::string>> staged_;  // (temporary, destination)
+};
+
+// One file, written atomically.
+void write_file_atomic(const std::string& path, std::string_view bytes);
+
+// Whole file as bytes; throws std::runtime_error naming the path on failure.
+std::string read_file(const std::string& path);
+
+}  // namespace kf::io

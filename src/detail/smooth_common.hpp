@@ -1,0 +1,289 @@
+// Internal: what the fast path and the reference share — argument checks at the API edge, the
+// resolved kernel split into factors (column blocks), and per-dimension bandwidth scaling.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernelformer/kernels.hpp"
+#include "kernelformer/masks.hpp"
+#include "kernelformer/smooth.hpp"
+#include "kernelformer/tensor.hpp"
+
+namespace kf::detail {
+
+// One factor of a kernel_spec: a kernel acting on columns [c0, c1) of q and k.
+struct factor {
+  any_kernel kern;
+  index c0 = 0, c1 = 0;
+  kernel_arg arg = kernel_arg::dot;
+  bool log_domain = true;
+  bool compact = false;
+};
+
+struct resolved_kernel {
+  kernel_spec spec;
+  std::vector<factor> factors;  // 1 or 2
+  bool log_domain = true;       // accumulation domain (a product is always log domain)
+};
+
+inline resolved_kernel resolve(const kernel_spec& k, index d, bool is_float) {
+  resolved_kernel r;
+  r.spec = kernel_resolve(k, d, is_float);
+  auto make = [](const any_kernel& a, index c0, index c1) {
+    return factor{a, c0, c1, kernel_arg_of(a), kernel_log_domain(a), kernel_compact(a)};
+  };
+  if (r.spec.is_product()) {
+    r.factors = {make(r.spec.first, 0, r.spec.split), make(*r.spec.second, r.spec.split, d)};
+    r.log_domain = true;
+  } else {
+    r.factors = {make(r.spec.first, 0, d)};
+    r.log_domain = r.factors[0].log_domain;
+  }
+  return r;
+}
+
+template <class T>
+void check_finite(const_matrix_view<T> a, const char* what) {
+  for (index i = 0; i < a.rows; ++i)
+    for (index j = 0; j < a.cols; ++j)
+      if (!std::isfinite(a(i, j)))
+        throw std::invalid_argument(std::string("smooth: ") + what + " has a non-finite value at row " +
+                                    std::to_string(i) + ", column " + std::to_string(j));
+}
+
+inline void check_shape(bool ok, const std::string& msg) {
+  if (!ok) throw std::invalid_argument("smooth: " + msg);
+}
+
+// Shapes, finiteness, options. `v` may be empty-columned (dv = 0) for weight-only calls.
+template <class T>
+void validate_inputs(const_matrix_view<T> q, const_matrix_view<T> k, const_matrix_view<T> v,
+                     bool check_v, const mask& msk, const smooth_options& opt,
+                     const resolved_kernel& rk) {
+  check_shape(q.cols == k.cols, "queries have d = " + std::to_string(q.cols) +
+                                    " columns but keys have " + std::to_string(k.cols));
+  check_shape(q.cols >= 1, "queries and keys need at least one column");
+  check_shape(k.rows >= 1, "at least one key is needed");
+  if (check_v)
+    check_shape(v.rows == k.rows, "values have " + std::to_string(v.rows) +
+                                      " rows but there are " + std::to_string(k.rows) + " keys");
+  check_finite(q, "queries");
+  check_finite(k, "keys");
+  if (check_v) check_finite(v, "values");
+  msk.validate(q.rows, k.rows);
+  if (!opt.bandwidth_per_dim.empty()) {
+    check_shape(static_cast<index>(opt.bandwidth_per_dim.size()) == q.cols,
+                "bandwidth_per_dim has " + std::to_string(opt.bandwidth_per_dim.size()) +
+                    " entries but d = " + std::to_string(q.cols));
+    check_shape(!rk.spec.is_product() && rk.factors[0].arg == kernel_arg::sqdist,
+                "per-dimension bandwidths apply to distance kernels only, not " +
+                    kernel_describe(rk.spec));
+    for (std::size_t c = 0; c < opt.bandwidth_per_dim.size(); ++c) {
+      const double h = opt.bandwidth_per_dim[c];
+      check_shape(std::isfinite(h) && h > 0, "bandwidth_per_dim[" + std::to_string(c) +
+                                                 "] = " + std::to_string(h) +
+                                                 " must be positive and finite");
+    }
+  }
+}
+
+// q and k divided column-wise by the per-dimension bandwidths (or the originals, unscaled).
+template <class T>
+struct scaled_inputs {
+  matrix<T> qbuf, kbuf;
+  const_matrix_view<T> q, k;
+  bool scaled = false;
+};
+
+template <class T>
+scaled_inputs<T> scale_inputs(const_matrix_view<T> q, const_matrix_view<T> k,
+                              const smooth_options& opt) {
+  scaled_inputs<T> s;
+  s.q = q;
+  s.k = k;
+  if (opt.bandwidth_per_dim.empty()) return s;
+  s.scaled = true;
+  auto scale = [&](const_matrix_view<T> a, matrix<T>& buf) {
+    buf = matrix<T>(a.rows, a.cols);
+    for (index i = 0; i < a.rows; ++i)
+      for (index c = 0; c < a.cols; ++c)
+        buf(i, c) = static_cast<T>(a(i, c) / opt.bandwidth_per_dim[static_cast<std::size_t>(c)]);
+  };
+  scale(q, s.qbuf);
+  scale(k, s.kbuf);
+  s.q = s.qbuf.cview();
+  s.k = s.kbuf.cview();
+  return s;
+}
+
+// Chain rule for per-dimension bandwidths: with q' = q / h_c the backward produced dq', dk';
+// dq += dq' / h_c, dk += dk' / h_c, dh_c += −(Σ_i dq'_ic q'_ic + Σ_j dk'_jc k'_jc) / h_c.
+template <class T>
+void unscale_grads(smooth_grads<T>& g, const matrix<T>& dqs, const matrix<T>& dks,
+                   const scaled_inputs<T>& s, const smooth_options& opt) {
+  const index d = s.q.cols;
+  if (g.dbandwidth_per_dim.size() != static_cast<std::size_t>(d))
+    g.dbandwidth_per_dim.assign(static_cast<std::size_t>(d), 0.0);
+  for (index c = 0; c < d; ++c) {
+    const double h = opt.bandwidth_per_dim[static_cast<std::size_t>(c)];
+    double acc = 0;
+    for (index i = 0; i < dqs.rows(); ++i) {
+      acc += double(dqs(i, c)) * double(s.q(i, c));
+      if (!g.dq.empty()) g.dq(i, c) += static_cast<T>(dqs(i, c) / h);
+    }
+    for (index j = 0; j < dks.rows(); ++j) {
+      acc += double(dks(j, c)) * double(s.k(j, c));
+      if (!g.dk.empty()) g.dk(j, c) += static_cast<T>(dks(j, c) / h);
+    }
+    g.dbandwidth_per_dim[static_cast<std::size_t>(c)] += -acc / h;
+  }
+}
+
+// Scalar kernel argument s for one (query row, key row) pair on a factor's columns, in double.
+template <class T>
+double pair_arg(const T* qi, const T* kj, const factor& f) {
+  double s = 0;
+  if (f.arg == kernel_arg::dot) {
+    for (index c = f.c0; c < f.c1; ++c) s += double(qi[c]) * double(kj[c]);
+  } else {
+    for (index c = f.c0; c < f.c1; ++c) {
+      const double t = double(qi[c]) - double(kj[c]);
+      s += t * t;
+    }
+  }
+  return s;
+}
+
+template <class T>
+double pair_sqdist(const T* qi, const T* kj, index d) {
+  double s = 0;
+  for (index c = 0; c < d; ++c) {
+    const double t = double(qi[c]) - double(kj[c]);
+    s += t * t;
+  }
+  return s;
+}
+
+// ---- one query row evaluated exactly, pair by pair, in double (reference and top-k paths) ----
+
+struct row_eval {
+  std::vector<index> keys;   // the selected keys, ascending
+  std::vector<double> s[2];  // kernel argument per factor, per selected key
+  std::vector<double> w[2];  // weight per factor in that factor's own domain
+  std::vector<double> p;     // normalized weights
+  double lse = -std::numeric_limits<double>::infinity();  // log Σ w
+  bool empty = true;
+};
+
+// The combined log-weight of one factor's weight value.
+inline double to_log(const factor& f, double w) {
+  return f.log_domain ? w : (w > 0 ? std::log(w) : -std::numeric_limits<double>::infinity());
+}
+
+template <class T>
+row_eval evaluate_pairs(index i, std::vector<index> keys, const_matrix_view<T> q,
+                        const_matrix_view<T> k, const resolved_kernel& rk) {
+  constexpr double ninf = -std::numeric_limits<double>::infinity();
+  row_eval r;
+  r.keys = std::move(keys);
+  std::vector<double> logw(r.keys.size(), 0.0);
+  double mx = ninf;
+  for (std::size_t a = 0; a < r.keys.size(); ++a) {
+    for (std::size_t f = 0; f < rk.factors.size(); ++f) {
+      const double s = pair_arg(q.row(i), k.row(r.keys[a]), rk.factors[f]);
+      const double w = std::visit([&](const auto& kk) { return kk.template weight<double>(s); },
+                                  rk.factors[f].kern);
+      r.s[f].push_back(s);
+      r.w[f].push_back(w);
+      logw[a] += to_log(rk.factors[f], w);
+    }
+    mx = std::max(mx, logw[a]);
+  }
+  if (mx == std::numeric_limits<double>::infinity())
+    throw std::overflow_error("smooth: a kernel log-weight overflowed to +inf in query row " +
+                              std::to_string(i) + " (|q.k| / T beyond the floating-point range)");
+  r.p.assign(r.keys.size(), 0.0);
+  if (mx == ninf) return r;  // the empty-row policy
+  double sum = 0;
+  for (double l : logw) sum += std::exp(l - mx);
+  for (std::size_t a = 0; a < r.keys.size(); ++a) r.p[a] = std::exp(logw[a] - mx) / sum;
+  r.lse = mx + std::log(sum);
+  r.empty = false;
+  return r;
+}
+
+// Accumulates one evaluated row's gradients, in double: dq_i (d entries), dk (m×d, row-major),
+// dv (optional view) and dparam. The rule of smooth.hpp, written once.
+template <class T>
+void row_backward(const row_eval& r, index i, const_matrix_view<T> dout, const_matrix_view<T> v,
+                  const_matrix_view<T> q, const_matrix_view<T> k, const resolved_kernel& rk,
+                  double* dq_i, std::vector<double>& dk, matrix_view<T> dv, double* dparam) {
+  if (r.empty) return;
+  const index d = q.cols, nv = v.cols;
+  std::vector<double> o(static_cast<std::size_t>(nv), 0.0);
+  for (std::size_t a = 0; a < r.keys.size(); ++a)
+    for (index c = 0; c < nv; ++c) o[static_cast<std::size_t>(c)] += r.p[a] * double(v(r.keys[a], c));
+  const double sumw = std::exp(r.lse);
+  for (std::size_t a = 0; a < r.keys.size(); ++a) {
+    const index j = r.keys[a];
+    double g = 0;  // dout_i · (v_j − out_i)
+    for (index c = 0; c < nv; ++c)
+      g += double(dout(i, c)) * (double(v(j, c)) - o[static_cast<std::size_t>(c)]);
+    if (!dv.empty())
+      for (index c = 0; c < nv; ++c) dv(j, c) += static_cast<T>(r.p[a] * double(dout(i, c)));
+    for (std::size_t f = 0; f < rk.factors.size(); ++f) {
+      const factor& fa = rk.factors[f];
+      const double s = r.s[f][a], w = r.w[f][a];
+      // cf = d loss / d (this factor's weight value, in its own domain)
+      double cf;
+      if (fa.log_domain)
+        cf = r.p[a] * g;
+      else if (!rk.log_domain)
+        cf = g / sumw;  // direct single kernel: d out_i / d w_j = (v_j − out_i) / Σw
+      else
+        cf = w > 0 ? r.p[a] * g / w : 0.0;  // direct factor inside a product: d log w = dw / w
+      double dw_ds = 0;
+      std::visit(
+          [&](const auto& kk) {
+            dw_ds = kk.template dweight<double>(s);
+            dparam[f] += cf * kk.dweight_dparam(s);
+          },
+          fa.kern);
+      const double ds = cf * dw_ds;
+      if (ds == 0) continue;
+      for (index c = fa.c0; c < fa.c1; ++c) {
+        const double qc = double(q(i, c)), kc = double(k(j, c));
+        dq_i[c] += ds * (fa.arg == kernel_arg::dot ? kc : 2 * (qc - kc));
+        dk[static_cast<std::size_t>(j * d + c)] += ds * (fa.arg == kernel_arg::dot ? qc : -2 * (qc - kc));
+      }
+    }
+  }
+}
+
+// Adds double gradient buffers (n×d, m×d) into the views of grads — or, with per-dimension
+// bandwidths, chains them through the scaling.
+template <class T>
+void add_grads(smooth_grads<T>& g, const std::vector<double>& dq, const std::vector<double>& dk,
+               const scaled_inputs<T>& sc, const smooth_options& opt, bool chain_scaling) {
+  const index n = sc.q.rows, m = sc.k.rows, d = sc.q.cols;
+  if (sc.scaled && chain_scaling) {
+    matrix<T> dqs(n, d), dks(m, d);
+    for (index t = 0; t < n * d; ++t) dqs.data()[t] = static_cast<T>(dq[static_cast<std::size_t>(t)]);
+    for (index t = 0; t < m * d; ++t) dks.data()[t] = static_cast<T>(dk[static_cast<std::size_t>(t)]);
+    unscale_grads(g, dqs, dks, sc, opt);
+    return;
+  }
+  if (!g.dq.empty())
+    for (index i = 0; i < n; ++i)
+      for (index c = 0; c < d; ++c) g.dq(i, c) += static_cast<T>(dq[static_cast<std::size_t>(i * d + c)]);
+  if (!g.dk.empty())
+    for (index j = 0; j < m; ++j)
+      for (index c = 0; c < d; ++c) g.dk(j, c) += static_cast<T>(dk[static_cast<std::size_t>(j * d + c)]);
+}
+
+}  // namespace kf::detail

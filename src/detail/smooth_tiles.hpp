@@ -1,0 +1,318 @@
+// Internal: the tile machinery shared by the fast forward, backward and top-k paths of the
+// smoothing primitive (see smooth.cpp for the scheme).
+#pragma once
+
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "detail/blas.hpp"
+#include "detail/smooth_common.hpp"
+
+namespace kf::detail::tiles {
+
+constexpr index kBq = 64;           // query rows per tile
+constexpr index kBk = 256;          // keys per tile
+constexpr index kDirectMaxD = 8;    // sqdist factors this narrow use direct differences
+
+template <class T>
+constexpr T kNegInf = -std::numeric_limits<T>::infinity();
+
+template <class T>
+using array_map = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+// ---- argument tiles ----
+
+// Computes one kernel factor's argument tile S (rows × cols, row stride kBk) on columns [c0, c1).
+template <class T>
+struct arg_engine {
+  kernel_arg arg = kernel_arg::dot;
+  index c0 = 0, c1 = 0;
+  bool direct = false;          // sqdist by direct differences
+  const_matrix_view<T> qv, kv;  // the arrays the GEMMs read (column block, or centered copies)
+  matrix<T> qcen, kcen;         // sqdist expansion: centered on the key mean
+  std::vector<T> qn, kn;        // their squared norms
+  matrix<T> kt;                 // direct: keys transposed, (c1 − c0) × m
+
+  arg_engine(kernel_arg kind, index col0, index col1, const_matrix_view<T> q,
+             const_matrix_view<T> k)
+      : arg(kind), c0(col0), c1(col1) {
+    const index df = c1 - c0;
+    qv = q.block(0, c0, q.rows, df);
+    kv = k.block(0, c0, k.rows, df);
+    if (arg == kernel_arg::dot) return;
+    if (df <= kDirectMaxD) {
+      direct = true;
+      kt = matrix<T>(df, k.rows);
+      for (index j = 0; j < k.rows; ++j)
+        for (index c = 0; c < df; ++c) kt(c, j) = kv(j, c);
+      return;
+    }
+    std::vector<double> mean(static_cast<std::size_t>(df), 0.0);
+    for (index j = 0; j < k.rows; ++j)
+      for (index c = 0; c < df; ++c) mean[static_cast<std::size_t>(c)] += double(kv(j, c));
+    for (double& mu : mean) mu /= double(k.rows);
+    auto center = [&](const_matrix_view<T> x, matrix<T>& out, std::vector<T>& norms) {
+      out = matrix<T>(x.rows, df);
+      norms.assign(static_cast<std::size_t>(x.rows), T(0));
+      for (index i = 0; i < x.rows; ++i) {
+        double nrm = 0;
+        for (index c = 0; c < df; ++c) {
+          const double y = double(x(i, c)) - mean[static_cast<std::size_t>(c)];
+          out(i, c) = static_cast<T>(y);
+          nrm += y * y;
+        }
+        norms[static_cast<std::size_t>(i)] = static_cast<T>(nrm);
+      }
+    };
+    center(qv, qcen, qn);
+    center(kv, kcen, kn);
+    qv = qcen.cview();
+    kv = kcen.cview();
+  }
+
+  void tile(T* s, index i0, index bq, index j0, index bk) const {
+    const index df = c1 - c0;
+    if (arg == kernel_arg::dot) {
+      detail::gemm(false, true, bq, bk, df, T(1), qv.row(i0), qv.ld, kv.row(j0), kv.ld, T(0), s,
+                   kBk);
+      return;
+    }
+    if (direct) {
+      for (index a = 0; a < bq; ++a) {
+        T* sa = s + a * kBk;
+        std::fill(sa, sa + bk, T(0));
+        for (index c = 0; c < df; ++c) {
+          const T qc = qv(i0 + a, c);
+          const T* kc = kt.data() + c * kt.cols() + j0;
+          for (index b = 0; b < bk; ++b) {
+            const T t = qc - kc[b];
+            sa[b] += t * t;
+          }
+        }
+      }
+      return;
+    }
+    detail::gemm(false, true, bq, bk, df, T(-2), qv.row(i0), qv.ld, kv.row(j0), kv.ld, T(0), s,
+                 kBk);
+    for (index a = 0; a < bq; ++a) {
+      T* sa = s + a * kBk;
+      const T qa = qn[static_cast<std::size_t>(i0 + a)];
+      for (index b = 0; b < bk; ++b)
+        sa[b] = std::max(sa[b] + qa + kn[static_cast<std::size_t>(j0 + b)], T(0));
+    }
+  }
+};
+
+// Axis-aligned bounding boxes of key blocks (and of a query block) on columns [c0, c1), to skip
+// tiles a compact kernel or a radius mask cannot reach.
+template <class T>
+struct box_index {
+  index c0 = 0, c1 = 0;
+  std::vector<double> lo, hi;  // per key block, per column
+
+  box_index(const_matrix_view<T> k, index col0, index col1) : c0(col0), c1(col1) {
+    const index nb = (k.rows + kBk - 1) / kBk, df = c1 - c0;
+    lo.assign(static_cast<std::size_t>(nb * df), std::numeric_limits<double>::infinity());
+    hi.assign(static_cast<std::size_t>(nb * df), -std::numeric_limits<double>::infinity());
+    for (index j = 0; j < k.rows; ++j)
+      for (index c = 0; c < df; ++c) {
+        const auto at = static_cast<std::size_t>((j / kBk) * df + c);
+        lo[at] = std::min(lo[at], double(k(j, c0 + c)));
+        hi[at] = std::max(hi[at], double(k(j, c0 + c)));
+      }
+  }
+  void query_box(const_matrix_view<T> q, index i0, index bq, std::vector<double>& qlo,
+                 std::vector<double>& qhi) const {
+    const index df = c1 - c0;
+    qlo.assign(static_cast<std::size_t>(df), std::numeric_limits<double>::infinity());
+    qhi.assign(static_cast<std::size_t>(df), -std::numeric_limits<double>::infinity());
+    for (index i = i0; i < i0 + bq; ++i)
+      for (index c = 0; c < df; ++c) {
+        qlo[static_cast<std::size_t>(c)] = std::min(qlo[static_cast<std::size_t>(c)], double(q(i, c0 + c)));
+        qhi[static_cast<std::size_t>(c)] = std::max(qhi[static_cast<std::size_t>(c)], double(q(i, c0 + c)));
+      }
+  }
+  // Lower bound of |q − k|² over the query box and key block kb.
+  double min_sqdist(const std::vector<double>& qlo, const std::vector<double>& qhi,
+                    index kb) const {
+    const index df = c1 - c0;
+    double s = 0;
+    for (index c = 0; c < df; ++c) {
+      const auto at = static_cast<std::size_t>(kb * df + c);
+      const double gap = std::max({0.0, qlo[static_cast<std::size_t>(c)] - hi[at],
+                                   lo[at] - qhi[static_cast<std::size_t>(c)]});
+      s += gap * gap;
+    }
+    return s * (1 - 1e-12);  // a hair of slack for rounding at the support edge
+  }
+};
+
+// ---- everything prepared once per call ----
+
+template <class T>
+struct plan {
+  detail::resolved_kernel rk;
+  detail::scaled_inputs<T> in;
+  const_matrix_view<T> v;
+  const mask* msk = nullptr;
+  std::vector<arg_engine<T>> engines;               // one per kernel factor
+  std::optional<arg_engine<T>> dist;                // |q − k|² on all columns (radius, top-k)
+  std::vector<std::optional<box_index<T>>> boxes;   // per factor (compact ones)
+  std::optional<box_index<T>> dist_box;             // for the radius mask
+  std::vector<double> support;                      // per factor: max |q − k|² with K > 0
+  index n = 0, m = 0, d = 0, dv = 0;
+  int threads = 1;
+
+  plan(const_matrix_view<T> q, const_matrix_view<T> k, const_matrix_view<T> vv, bool check_v,
+       const kernel_spec& kern, const mask& mk, const smooth_options& opt)
+      : rk(detail::resolve(kern, q.cols, std::is_same_v<T, float>)), v(vv), msk(&mk) {
+    detail::validate_inputs(q, k, vv, check_v, mk, opt, rk);
+    in = detail::scale_inputs(q, k, opt);
+    n = q.rows;
+    m = k.rows;
+    d = q.cols;
+    dv = vv.cols;
+    for (const auto& f : rk.factors) {
+      engines.emplace_back(f.arg, f.c0, f.c1, in.q, in.k);
+      if (f.compact) {
+        boxes.emplace_back(box_index<T>(in.k, f.c0, f.c1));
+        const double h = kernel_param(f.kern);
+        support.push_back(h * h);
+      } else {
+        boxes.emplace_back();
+        support.push_back(std::numeric_limits<double>::infinity());
+      }
+    }
+    const bool single_sqdist_all = !rk.spec.is_product() && rk.factors[0].arg == kernel_arg::sqdist;
+    if ((mk.needs_distance() || mk.topk_k() > 0) && !single_sqdist_all)
+      dist.emplace(kernel_arg::sqdist, 0, d, in.q, in.k);
+    if (mk.needs_distance()) dist_box.emplace(in.k, 0, d);
+    threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+  }
+  const arg_engine<T>& dist_engine() const { return dist ? *dist : engines[0]; }
+  index query_blocks() const { return (n + kBq - 1) / kBq; }
+  index key_blocks() const { return (m + kBk - 1) / kBk; }
+};
+
+// Per-thread scratch for one query block.
+template <class T>
+struct scratch {
+  std::vector<T> s[2], w, r2, p, g;
+  std::vector<std::uint8_t> allowed;
+  std::vector<double> qlo, qhi;
+  explicit scratch(index) {
+    for (auto& x : s) x.assign(kBq * kBk, T(0));
+    w.assign(kBq * kBk, T(0));
+    r2.assign(kBq * kBk, T(0));
+    p.assign(kBq * kBk, T(0));
+    g.assign(kBq * kBk, T(0));
+    allowed.assign(kBq * kBk, 1);
+  }
+};
+
+// Classifies the tile; returns false when it cannot contribute.
+template <class T>
+bool tile_active(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index kb, bool& partial) {
+  const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
+  double min_r2 = 0;
+  if (pl.dist_box) {
+    pl.dist_box->query_box(pl.in.q, i0, bq, sc.qlo, sc.qhi);
+    min_r2 = pl.dist_box->min_sqdist(sc.qlo, sc.qhi, kb);
+  }
+  const tile_class cls = pl.msk->classify(i0, i0 + bq, j0, j0 + bk, min_r2);
+  if (cls == tile_class::out) return false;
+  for (std::size_t f = 0; f < pl.engines.size(); ++f) {
+    if (!pl.boxes[f]) continue;
+    pl.boxes[f]->query_box(pl.in.q, i0, bq, sc.qlo, sc.qhi);
+    if (pl.boxes[f]->min_sqdist(sc.qlo, sc.qhi, kb) > pl.support[f]) return false;
+  }
+  partial = cls == tile_class::partial;
+  return true;
+}
+
+// Fills sc.w with the tile's weights (log-weights in the log domain), with masked-out entries set
+// to −inf (log) or 0 (direct) and recorded in sc.allowed. Also leaves the factor arguments in
+// sc.s[f] for the backward pass.
+template <class T>
+void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0, index bk,
+                 bool partial) {
+  const bool logd = pl.rk.log_domain;
+  for (std::size_t f = 0; f < pl.engines.size(); ++f) {
+    pl.engines[f].tile(sc.s[f].data(), i0, bq, j0, bk);
+    const bool to_log = logd && !pl.rk.factors[f].log_domain;
+    std::visit(
+        [&](const auto& kk) {
+          for (index a = 0; a < bq; ++a) {
+            const T* sa = sc.s[f].data() + a * kBk;
+            T* wa = sc.w.data() + a * kBk;
+            for (index b = 0; b < bk; ++b) {
+              T x = kk.template weight<T>(sa[b]);
+              if (to_log) x = x > T(0) ? std::log(x) : kNegInf<T>;
+              wa[b] = f == 0 ? x : wa[b] + x;
+            }
+          }
+        },
+        pl.rk.factors[f].kern);
+  }
+  if (!partial) return;
+  const bool need_r2 = pl.msk->needs_distance();
+  if (need_r2 && pl.dist) pl.dist->tile(sc.r2.data(), i0, bq, j0, bk);
+  const T* r2 = pl.dist ? sc.r2.data() : sc.s[0].data();
+  const T excluded = logd ? kNegInf<T> : T(0);
+  for (index a = 0; a < bq; ++a)
+    for (index b = 0; b < bk; ++b) {
+      const bool ok = pl.msk->allows(i0 + a, j0 + b, need_r2 ? double(r2[a * kBk + b]) : 0.0);
+      sc.allowed[a * kBk + b] = ok;
+      if (!ok) sc.w[a * kBk + b] = excluded;
+    }
+}
+
+// Runs fn(thread_scratch, query block) over all query blocks in parallel; rethrows the first
+// exception after the region.
+template <class T, class Fn>
+void parallel_blocks(const plan<T>& pl, Fn&& fn) {
+  std::exception_ptr err;
+  std::mutex mu;
+#pragma omp parallel num_threads(pl.threads)
+  {
+    scratch<T> sc(pl.dv);
+#pragma omp for schedule(dynamic, 1)
+    for (index qb = 0; qb < pl.query_blocks(); ++qb) {
+      try {
+        fn(sc, qb);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!err) err = std::current_exception();
+      }
+    }
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+[[noreturn]] inline void throw_overflow(index i) {
+  throw std::overflow_error("smooth: a kernel log-weight overflowed to +inf in query row " +
+                            std::to_string(i) + " (|q.k| / T beyond the floating-point range)");
+}
+
+// Paths implemented in their own files (explicitly instantiated for float and double).
+template <class T>
+smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, std::span<T> lse);
+template <class T>
+void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> dout,
+                    const_matrix_view<T> out, std::span<const T> lse);
+template <class T>
+smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, std::span<T> lse);
+template <class T>
+void backward_topk(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> dout);
+
+}  // namespace kf::detail::tiles

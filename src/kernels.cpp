@@ -1,0 +1,220 @@
+// Run-time handling of kernels: names, parsing, parameter checks. The formulas themselves are
+// in the header, next to their derivatives.
+#include "kernelformer/kernels.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace kf {
+namespace {
+
+template <class F, std::size_t... I>
+void for_each_alternative(F&& f, std::index_sequence<I...>) {
+  (f(std::variant_alternative_t<I, any_kernel>{}), ...);
+}
+template <class F>
+void for_each_kernel_type(F&& f) {
+  for_each_alternative(std::forward<F>(f),
+                       std::make_index_sequence<std::variant_size_v<any_kernel>>{});
+}
+
+std::string_view canonical_name(std::string_view n) {
+  if (n == "rbf") return "gaussian";
+  if (n == "softmax" || n == "attention") return "exp_dot";
+  if (n == "quartic") return "biweight";
+  if (n == "box") return "boxcar";
+  return n;
+}
+
+std::string known_names() {
+  std::string s;
+  for_each_kernel_type([&](auto k) {
+    if (!s.empty()) s += ", ";
+    s += decltype(k)::name;
+  });
+  return s + " (aliases: rbf, softmax, attention, quartic, box)";
+}
+
+double parse_number(std::string_view text, std::string_view what) {
+  double v = 0;
+  const auto* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end)
+    throw std::invalid_argument(fmt::format("kernel parameter {}: '{}' is not a number", what, text));
+  return v;
+}
+
+void set_key(any_kernel& k, std::string_view key, double value) {
+  const std::string_view name = kernel_name(k);
+  auto fail = [&] {
+    throw std::invalid_argument(
+        fmt::format("kernel {} has no parameter '{}' (h/bandwidth for distance kernels, "
+                    "t/temperature for dot kernels, period, alpha, degree, offset)",
+                    name, key));
+  };
+  if (key == "h" || key == "bandwidth") {
+    if (kernel_arg_of(k) != kernel_arg::sqdist || name == "uniform") fail();
+    kernel_set_param(k, value);
+  } else if (key == "t" || key == "temperature") {
+    if (kernel_arg_of(k) != kernel_arg::dot) fail();
+    kernel_set_param(k, value);
+  } else if (key == "p" || key == "period") {
+    if (auto* a = std::get_if<kernel_periodic>(&k)) a->period = value;
+    else if (auto* b = std::get_if<kernel_locally_periodic>(&k)) b->period = value;
+    else fail();
+  } else if (key == "alpha") {
+    if (auto* a = std::get_if<kernel_rational_quadratic>(&k)) a->alpha = value;
+    else fail();
+  } else if (key == "degree") {
+    auto* a = std::get_if<kernel_polynomial>(&k);
+    if (!a) fail();
+    if (value != std::floor(value) || value < 1 || value > 64)
+      throw std::invalid_argument(fmt::format("polynomial degree must be an integer in 1..64, got {}", value));
+    a->degree = static_cast<int>(value);
+  } else if (key == "c" || key == "offset") {
+    if (auto* a = std::get_if<kernel_polynomial>(&k)) a->offset = value;
+    else if (auto* b = std::get_if<kernel_linear>(&k)) b->offset = value;
+    else fail();
+  } else {
+    fail();
+  }
+}
+
+any_kernel parse_single(std::string_view text) {
+  const auto colon = text.find(':');
+  const std::string_view name = canonical_name(text.substr(0, colon));
+  std::optional<any_kernel> found;
+  for_each_kernel_type([&](auto k) {
+    if (decltype(k)::name == name) found = k;
+  });
+  if (!found)
+    throw std::invalid_argument(
+        fmt::format("unknown kernel '{}'; known kernels: {}", text.substr(0, colon), known_names()));
+  if (colon == std::string_view::npos) return *found;
+  std::string_view rest = text.substr(colon + 1);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw std::invalid_argument(
+          fmt::format("kernel parameter '{}' must be key=value (e.g. gaussian:h=0.5)", item));
+    set_key(*found, item.substr(0, eq), parse_number(item.substr(eq + 1), item.substr(0, eq)));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  return *found;
+}
+
+void check_positive(std::string_view kname, std::string_view pname, double v) {
+  if (!(std::isfinite(v) && v > 0))
+    throw std::invalid_argument(
+        fmt::format("kernel {}: {} = {} must be positive and finite", kname, pname, v));
+}
+
+// Coefficients such as 1/h² and h² must be representable in float32 for a float computation.
+void check_float_range(std::string_view kname, std::string_view pname, double v) {
+  const float a = static_cast<float>(v * v), b = static_cast<float>(1.0 / (v * v));
+  if (!std::isfinite(a) || !std::isfinite(b) || a == 0.0f || b == 0.0f)
+    throw std::invalid_argument(fmt::format(
+        "kernel {}: {} = {} is outside the float32 range (1e-18..1e18); use float64 data", kname,
+        pname, v));
+}
+
+any_kernel resolve_one(any_kernel k, index d, bool for_float) {
+  const std::string_view name = kernel_name(k);
+  if (kernel_arg_of(k) == kernel_arg::dot) {
+    if (kernel_param(k) == 0.0) kernel_set_param(k, std::sqrt(static_cast<double>(d)));
+    check_positive(name, "temperature", kernel_param(k));
+    if (for_float) check_float_range(name, "temperature", kernel_param(k));
+  } else if (name != "uniform") {
+    check_positive(name, "bandwidth", kernel_param(k));
+    if (for_float) check_float_range(name, "bandwidth", kernel_param(k));
+  }
+  if (const auto* p = std::get_if<kernel_periodic>(&k)) check_positive(name, "period", p->period);
+  if (const auto* p = std::get_if<kernel_locally_periodic>(&k))
+    check_positive(name, "period", p->period);
+  if (const auto* p = std::get_if<kernel_rational_quadratic>(&k))
+    check_positive(name, "alpha", p->alpha);
+  if (const auto* p = std::get_if<kernel_polynomial>(&k)) {
+    if (p->degree < 1) throw std::invalid_argument("kernel polynomial: degree must be >= 1");
+    if (!std::isfinite(p->offset)) throw std::invalid_argument("kernel polynomial: offset must be finite");
+  }
+  if (const auto* p = std::get_if<kernel_linear>(&k); p && !std::isfinite(p->offset))
+    throw std::invalid_argument("kernel linear: offset must be finite");
+  return k;
+}
+
+}  // namespace
+
+kernel_spec kernel_spec::product(any_kernel content, any_kernel position, index split) {
+  kernel_spec s(std::move(content));
+  s.second = std::move(position);
+  s.split = split;
+  return s;
+}
+
+std::string_view kernel_name(const any_kernel& k) {
+  return std::visit([](const auto& kk) { return std::decay_t<decltype(kk)>::name; }, k);
+}
+kernel_arg kernel_arg_of(const any_kernel& k) {
+  return std::visit([](const auto& kk) { return std::decay_t<decltype(kk)>::arg; }, k);
+}
+bool kernel_log_domain(const any_kernel& k) {
+  return std::visit([](const auto& kk) { return std::decay_t<decltype(kk)>::log_domain; }, k);
+}
+bool kernel_compact(const any_kernel& k) {
+  return std::visit([](const auto& kk) { return std::decay_t<decltype(kk)>::compact; }, k);
+}
+double kernel_param(const any_kernel& k) {
+  return std::visit([](const auto& kk) { return kk.param(); }, k);
+}
+void kernel_set_param(any_kernel& k, double value) {
+  std::visit([&](auto& kk) { kk.set_param(value); }, k);
+}
+
+std::string kernel_describe(const kernel_spec& k) {
+  auto one = [](const any_kernel& a) {
+    const std::string_view name = kernel_name(a);
+    if (name == "uniform") return std::string(name);
+    const char* p = kernel_arg_of(a) == kernel_arg::dot ? "T" : "h";
+    if (kernel_param(a) == 0.0) return fmt::format("{}({}=auto)", name, p);
+    return fmt::format("{}({}={:g})", name, p, kernel_param(a));
+  };
+  if (!k.is_product()) return one(k.first);
+  return fmt::format("{}*{}[split {}]", one(k.first), one(*k.second), k.split);
+}
+
+kernel_spec kernel_resolve(const kernel_spec& k, index d, bool for_float) {
+  if (!k.is_product()) return kernel_spec(resolve_one(k.first, d, for_float));
+  if (k.split <= 0 || k.split >= d)
+    throw std::invalid_argument(fmt::format(
+        "product kernel: split = {} must leave columns on both sides (1..{} for d = {})", k.split,
+        d - 1, d));
+  return kernel_spec::product(resolve_one(k.first, k.split, for_float),
+                              resolve_one(*k.second, d - k.split, for_float), k.split);
+}
+
+kernel_spec kernel_parse(std::string_view text) {
+  const auto star = text.find('*');
+  if (star == std::string_view::npos) return kernel_spec(parse_single(text));
+  if (text.find('*', star + 1) != std::string_view::npos)
+    throw std::invalid_argument("a product kernel has exactly two factors: A*B");
+  return kernel_spec::product(parse_single(text.substr(0, star)),
+                              parse_single(text.substr(star + 1)), 0);
+}
+
+std::vector<kernel_info> kernel_catalog() {
+  std::vector<kernel_info> out;
+  for_each_kernel_type([&](auto k) {
+    using K = decltype(k);
+    out.push_back({K::name, K::doc, K::arg, K::compact});
+  });
+  return out;
+}
+
+}  // namespace kf

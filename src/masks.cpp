@@ -1,0 +1,313 @@
+// The set filter M: predicates on (i, j, |q_i − k_j|), their and/or composition, tile
+// classification for the fast path, and the text form used by the CLI and the server.
+#include "kernelformer/masks.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <optional>
+#include <cmath>
+#include <stdexcept>
+
+namespace kf {
+
+struct mask::node {
+  enum class kind { causal, window, padding, radius, user, op_and, op_or } k = kind::causal;
+  index a = 0, b = 0;               // causal: offset; window: left, right
+  double r2 = 0, r = 0;             // radius (squared)
+  std::vector<index> lengths;       // padding
+  index n = 0, m = 0;               // user matrix shape
+  std::vector<std::uint8_t> bits;   // user matrix, row-major n×m
+  std::shared_ptr<const node> lhs, rhs;
+};
+
+namespace {
+using node = mask::node;
+using kind = node::kind;
+
+bool eval(const node& nd, index i, index j, double r2) {
+  switch (nd.k) {
+    case kind::causal: return j <= i + nd.a;
+    case kind::window: return j >= i - nd.a && j <= i + nd.b;
+    case kind::padding:
+      return j < nd.lengths[nd.lengths.size() == 1 ? 0 : static_cast<std::size_t>(i)];
+    case kind::radius: return r2 <= nd.r2;
+    case kind::user: return nd.bits[static_cast<std::size_t>(i * nd.m + j)] != 0;
+    case kind::op_and: return eval(*nd.lhs, i, j, r2) && eval(*nd.rhs, i, j, r2);
+    case kind::op_or: return eval(*nd.lhs, i, j, r2) || eval(*nd.rhs, i, j, r2);
+  }
+  return false;
+}
+
+// Rows [i0, i1) × keys [j0, j1), both non-empty.
+tile_class classify_node(const node& nd, index i0, index i1, index j0, index j1, double min_r2) {
+  switch (nd.k) {
+    case kind::causal:  // allowed iff j − i ≤ a
+      if (j0 - (i1 - 1) > nd.a) return tile_class::out;
+      if ((j1 - 1) - i0 <= nd.a) return tile_class::in;
+      return tile_class::partial;
+    case kind::window: {  // allowed iff −left ≤ j − i ≤ right
+      const index lo = j0 - (i1 - 1), hi = (j1 - 1) - i0;  // range of j − i over the tile
+      if (hi < -nd.a || lo > nd.b) return tile_class::out;
+      if (lo >= -nd.a && hi <= nd.b) return tile_class::in;
+      return tile_class::partial;
+    }
+    case kind::padding: {
+      index lmin = nd.lengths[0], lmax = nd.lengths[0];
+      if (nd.lengths.size() > 1) {
+        lmin = lmax = nd.lengths[static_cast<std::size_t>(i0)];
+        for (index i = i0; i < i1; ++i) {
+          lmin = std::min(lmin, nd.lengths[static_cast<std::size_t>(i)]);
+          lmax = std::max(lmax, nd.lengths[static_cast<std::size_t>(i)]);
+        }
+      }
+      if (j0 >= lmax) return tile_class::out;
+      if (j1 <= lmin) return tile_class::in;
+      return tile_class::partial;
+    }
+    case kind::radius: return min_r2 > nd.r2 ? tile_class::out : tile_class::partial;
+    case kind::user: return tile_class::partial;
+    case kind::op_and: {
+      const auto a = classify_node(*nd.lhs, i0, i1, j0, j1, min_r2);
+      if (a == tile_class::out) return a;
+      const auto b = classify_node(*nd.rhs, i0, i1, j0, j1, min_r2);
+      if (b == tile_class::out) return b;
+      return a == tile_class::in && b == tile_class::in ? tile_class::in : tile_class::partial;
+    }
+    case kind::op_or: {
+      const auto a = classify_node(*nd.lhs, i0, i1, j0, j1, min_r2);
+      if (a == tile_class::in) return a;
+      const auto b = classify_node(*nd.rhs, i0, i1, j0, j1, min_r2);
+      if (b == tile_class::in) return b;
+      return a == tile_class::out && b == tile_class::out ? tile_class::out : tile_class::partial;
+    }
+  }
+  return tile_class::partial;
+}
+
+std::shared_ptr<node> make_node(kind k) {
+  auto nd = std::make_shared<node>();
+  nd->k = k;
+  return nd;
+}
+
+bool has_radius(const node* nd) {
+  if (!nd) return false;
+  if (nd->k == kind::radius) return true;
+  return has_radius(nd->lhs.get()) || has_radius(nd->rhs.get());
+}
+
+void validate_node(const node& nd, index n, index m) {
+  switch (nd.k) {
+    case kind::padding:
+      if (nd.lengths.size() != 1 && static_cast<index>(nd.lengths.size()) != n)
+        throw std::invalid_argument(fmt::format(
+            "mask key_padding: {} lengths given, expected 1 or one per query row ({})",
+            nd.lengths.size(), n));
+      for (std::size_t i = 0; i < nd.lengths.size(); ++i)
+        if (nd.lengths[i] < 0 || nd.lengths[i] > m)
+          throw std::invalid_argument(fmt::format(
+              "mask key_padding: length {} at row {} is outside 0..{} (m keys)", nd.lengths[i], i, m));
+      break;
+    case kind::user:
+      if (nd.n != n || nd.m != m)
+        throw std::invalid_argument(fmt::format(
+            "mask matrix is {} x {} but the problem is {} queries x {} keys", nd.n, nd.m, n, m));
+      break;
+    case kind::op_and:
+    case kind::op_or:
+      validate_node(*nd.lhs, n, m);
+      validate_node(*nd.rhs, n, m);
+      break;
+    default: break;
+  }
+}
+
+std::string describe_node(const node& nd) {
+  switch (nd.k) {
+    case kind::causal: return nd.a == 0 ? "causal" : fmt::format("causal:{}", nd.a);
+    case kind::window:
+      return nd.a == nd.b ? fmt::format("window:{}", nd.a) : fmt::format("window:{},{}", nd.a, nd.b);
+    case kind::padding:
+      return nd.lengths.size() == 1 ? fmt::format("padding:{}", nd.lengths[0]) : "padding:per-row";
+    case kind::radius: return fmt::format("radius:{:g}", nd.r);
+    case kind::user: return fmt::format("matrix:{}x{}", nd.n, nd.m);
+    case kind::op_and: return describe_node(*nd.lhs) + "&" + describe_node(*nd.rhs);
+    case kind::op_or: return describe_node(*nd.lhs) + "|" + describe_node(*nd.rhs);
+  }
+  return "?";
+}
+
+index parse_index(std::string_view s, std::string_view what) {
+  index v = 0;
+  const auto* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc() || p != end)
+    throw std::invalid_argument(fmt::format("mask {}: '{}' is not an integer", what, s));
+  return v;
+}
+
+double parse_double(std::string_view s, std::string_view what) {
+  double v = 0;
+  const auto* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc() || p != end)
+    throw std::invalid_argument(fmt::format("mask {}: '{}' is not a number", what, s));
+  return v;
+}
+
+}  // namespace
+
+mask::mask() = default;
+mask mask::none() { return {}; }
+
+mask mask::causal(index offset) {
+  auto nd = make_node(kind::causal);
+  nd->a = offset;
+  return mask(std::shared_ptr<const node>(nd));
+}
+
+mask mask::window(index left, index right) {
+  if (left < 0 || right < 0)
+    throw std::invalid_argument(
+        fmt::format("mask window: left = {} and right = {} must be >= 0", left, right));
+  auto nd = make_node(kind::window);
+  nd->a = left;
+  nd->b = right;
+  return mask(std::shared_ptr<const node>(nd));
+}
+
+mask mask::key_padding(std::vector<index> lengths) {
+  if (lengths.empty()) throw std::invalid_argument("mask key_padding: no lengths given");
+  auto nd = make_node(kind::padding);
+  nd->lengths = std::move(lengths);
+  return mask(std::shared_ptr<const node>(nd));
+}
+
+mask mask::radius(double r) {
+  if (!(std::isfinite(r) && r >= 0))
+    throw std::invalid_argument(fmt::format("mask radius: r = {} must be finite and >= 0", r));
+  auto nd = make_node(kind::radius);
+  nd->r = r;
+  nd->r2 = r * r;
+  return mask(std::shared_ptr<const node>(nd));
+}
+
+mask mask::matrix(index n, index m, std::vector<std::uint8_t> allowed) {
+  if (n < 0 || m < 0 || static_cast<index>(allowed.size()) != n * m)
+    throw std::invalid_argument(fmt::format("mask matrix: {} entries given for a {} x {} matrix",
+                                            allowed.size(), n, m));
+  auto nd = make_node(kind::user);
+  nd->n = n;
+  nd->m = m;
+  nd->bits = std::move(allowed);
+  return mask(std::shared_ptr<const node>(nd));
+}
+
+mask mask::combine(const mask& a, const mask& b, bool is_and) {
+  const kind op = is_and ? kind::op_and : kind::op_or;
+  const auto& ra = a.root_;
+  const auto& rb = b.root_;
+  if (a.topk_k() > 0 || b.topk_k() > 0)
+    throw std::invalid_argument("mask: top-k is a final stage; combine predicates first, then topk");
+  if (!ra) return op == kind::op_and ? b : a;  // all & x = x;  all | x = all
+  if (!rb) return op == kind::op_and ? a : b;
+  auto nd = make_node(op);
+  nd->lhs = ra;
+  nd->rhs = rb;
+  return mask(std::shared_ptr<const node>(nd));
+}
+
+mask operator&(const mask& a, const mask& b) { return mask::combine(a, b, true); }
+mask operator|(const mask& a, const mask& b) { return mask::combine(a, b, false); }
+
+mask mask::topk(index k, topk_rank by) const {
+  if (k < 1) throw std::invalid_argument(fmt::format("mask topk: k = {} must be >= 1", k));
+  mask out = *this;
+  out.topk_k_ = k;
+  out.topk_by_ = by;
+  return out;
+}
+
+bool mask::allows(index i, index j, double r2) const { return !root_ || eval(*root_, i, j, r2); }
+
+tile_class mask::classify(index i0, index i1, index j0, index j1, double min_r2) const {
+  if (!root_) return tile_class::in;
+  return classify_node(*root_, i0, i1, j0, j1, min_r2);
+}
+
+bool mask::needs_distance() const { return has_radius(root_.get()); }
+bool mask::is_none() const { return !root_ && topk_k_ == 0; }
+
+void mask::validate(index n, index m) const {
+  if (root_) validate_node(*root_, n, m);
+}
+
+std::string mask::describe() const {
+  std::string s = root_ ? describe_node(*root_) : "";
+  if (topk_k_ > 0)
+    s += fmt::format("{}{}:{}", root_ ? "&" : "", topk_by_ == topk_rank::weight ? "topk" : "knn",
+                     topk_k_);
+  return s.empty() ? "none" : s;
+}
+
+mask mask::parse(std::string_view text) {
+  if (text.empty()) throw std::invalid_argument("mask: empty mask text (use 'none')");
+  mask acc;
+  index k = 0;
+  topk_rank by = topk_rank::weight;
+  char op = '&';
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t next = text.find_first_of("&|", pos);
+    const std::string_view item = text.substr(pos, next == std::string_view::npos ? next : next - pos);
+    const auto colon = item.find(':');
+    const std::string_view name = item.substr(0, colon);
+    const std::string_view arg = colon == std::string_view::npos ? "" : item.substr(colon + 1);
+    auto need_arg = [&] {
+      if (arg.empty())
+        throw std::invalid_argument(fmt::format("mask '{}' needs a value, e.g. {}:8", name, name));
+    };
+    std::optional<mask> term;
+    if (name == "none") {
+      term = mask{};
+    } else if (name == "causal") {
+      term = mask::causal(arg.empty() ? 0 : parse_index(arg, "causal offset"));
+    } else if (name == "window") {
+      need_arg();
+      const auto comma = arg.find(',');
+      if (comma == std::string_view::npos) {
+        const index w = parse_index(arg, "window");
+        term = mask::window(w, w);
+      } else {
+        term = mask::window(parse_index(arg.substr(0, comma), "window left"),
+                            parse_index(arg.substr(comma + 1), "window right"));
+      }
+    } else if (name == "padding") {
+      need_arg();
+      term = mask::key_padding({parse_index(arg, "padding length")});
+    } else if (name == "radius") {
+      need_arg();
+      term = mask::radius(parse_double(arg, "radius"));
+    } else if (name == "topk" || name == "knn") {
+      need_arg();
+      if (op != '&' || next != std::string_view::npos)
+        throw std::invalid_argument("mask: topk/knn must come last, joined with '&'");
+      k = parse_index(arg, name);
+      if (k < 1) throw std::invalid_argument(fmt::format("mask {}: k = {} must be >= 1", name, k));
+      by = name == "topk" ? topk_rank::weight : topk_rank::distance;
+    } else {
+      throw std::invalid_argument(fmt::format(
+          "unknown mask '{}'; known: none, causal[:OFFSET], window:W[,R], padding:LEN, radius:R, "
+          "topk:K, knn:K, joined with & or |",
+          item));
+    }
+    if (term) acc = op == '&' ? (acc & *term) : (acc | *term);
+    if (next == std::string_view::npos) break;
+    op = text[next];
+    pos = next + 1;
+  }
+  return k > 0 ? acc.topk(k, by) : acc;
+}
+
+}  // namespace kf

@@ -1,0 +1,152 @@
+// The fast path of the smoothing primitive (contracts in kernelformer/smooth.hpp).
+//
+// Queries are cut into blocks of kBq rows (one OpenMP task each), keys into blocks of kBk. For a
+// (query block, key block) tile:
+//   1. the mask classifies the tile (out → skipped; compact kernels also skip tiles whose
+//      bounding boxes are farther apart than the support);
+//   2. each kernel factor's argument tile S = Q·Kᵀ (dot) or |q − k|² (sqdist) is computed — by
+//      GEMM, or by direct differences when the factor has ≤ kDirectMaxD columns (exact where the
+//      expansion |q|² + |k|² − 2q·k would cancel catastrophically);
+//   3. the kernel maps S to log-weights or weights (one std::visit per tile, never per element);
+//   4. log domain: online (running max, rescaled sum, rescaled accumulator) update with
+//      P = exp(W − max) and acc += P·V by GEMM; direct domain: sum += ΣW, acc += W·V.
+// The backward pass recomputes W per tile from lse and follows smooth.hpp's rule; dK and dV are
+// accumulated per thread and summed at the end. Top-k masks take a separate path: tiles select
+// the k best keys per row, then the selected pairs are evaluated exactly, pair by pair.
+#include "kernelformer/smooth.hpp"
+
+#include <atomic>
+
+#include "detail/smooth_tiles.hpp"
+
+namespace kf {
+namespace detail::tiles {
+
+// ---- forward (no top-k) ----
+
+template <class T>
+smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, std::span<T> lse) {
+  std::atomic<index> empty{0};
+  const index dv = pl.dv;
+  parallel_blocks(pl, [&](scratch<T>& sc, index qb) {
+    const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
+    std::vector<T> acc(static_cast<std::size_t>(bq * dv), T(0));
+    std::vector<T> mx(static_cast<std::size_t>(bq), kNegInf<T>), sum(static_cast<std::size_t>(bq), T(0));
+    for (index kb = 0; kb < pl.key_blocks(); ++kb) {
+      bool partial = false;
+      if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
+      const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
+      weight_tile(pl, sc, i0, bq, j0, bk, partial);
+      T* pm = sc.w.data();  // direct domain: the weights are P already
+      if (pl.rk.log_domain) {
+        pm = sc.p.data();
+        for (index a = 0; a < bq; ++a) {
+          array_map<T> wa(sc.w.data() + a * kBk, bk), pa(sc.p.data() + a * kBk, bk);
+          const T tmax = wa.maxCoeff();
+          if (tmax == std::numeric_limits<T>::infinity()) throw_overflow(i0 + a);
+          const T nmax = std::max(mx[a], tmax);
+          if (nmax == kNegInf<T>) {  // nothing in this row yet
+            pa.setZero();
+            continue;
+          }
+          pa = (wa == kNegInf<T>).select(T(0), (wa - nmax).exp());
+          const T scale = std::exp(mx[a] - nmax);  // exp(−inf) = 0 on the first contribution
+          sum[a] = sum[a] * scale + pa.sum();
+          if (scale != T(1))
+            for (index c = 0; c < dv; ++c) acc[a * dv + c] *= scale;
+          mx[a] = nmax;
+        }
+      } else {
+        for (index a = 0; a < bq; ++a) sum[a] += array_map<T>(sc.w.data() + a * kBk, bk).sum();
+      }
+      detail::gemm(false, false, bq, dv, bk, T(1), pm, kBk, pl.v.row(j0), pl.v.ld, T(1), acc.data(),
+                   dv);
+    }
+    for (index a = 0; a < bq; ++a) {
+      const bool is_empty = !(sum[a] > T(0));
+      const T inv = is_empty ? T(0) : T(1) / sum[a];
+      for (index c = 0; c < dv; ++c) out(i0 + a, c) = acc[a * dv + c] * inv;
+      if (!lse.empty())
+        lse[static_cast<std::size_t>(i0 + a)] =
+            is_empty ? kNegInf<T> : (pl.rk.log_domain ? mx[a] : T(0)) + std::log(sum[a]);
+      if (is_empty) ++empty;
+    }
+  });
+  return {empty.load()};
+}
+
+template smooth_stats forward_dense<float>(const plan<float>&, matrix_view<float>, std::span<float>);
+template smooth_stats forward_dense<double>(const plan<double>&, matrix_view<double>,
+                                            std::span<double>);
+
+}  // namespace detail::tiles
+
+using detail::tiles::plan;
+
+template <class T>
+smooth_stats smooth_forward(matrix_view<T> out, std::span<T> lse, const_matrix_view<T> q,
+                            const_matrix_view<T> k, const_matrix_view<T> v, const kernel_spec& kern,
+                            const mask& msk, const smooth_options& opt) {
+  const plan<T> pl(q, k, v, true, kern, msk, opt);
+  detail::check_shape(out.rows == q.rows && out.cols == v.cols,
+                      "out is " + std::to_string(out.rows) + " x " + std::to_string(out.cols) +
+                          ", expected n x dv = " + std::to_string(q.rows) + " x " +
+                          std::to_string(v.cols));
+  detail::check_shape(lse.empty() || static_cast<index>(lse.size()) == q.rows,
+                      "lse must have n entries");
+  if (msk.topk_k() > 0) return detail::tiles::forward_topk(pl, out, lse);
+  return detail::tiles::forward_dense(pl, out, lse);
+}
+
+template <class T>
+void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_matrix_view<T> out,
+                     std::span<const T> lse, const_matrix_view<T> q, const_matrix_view<T> k,
+                     const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
+                     const smooth_options& opt) {
+  const plan<T> pl(q, k, v, true, kern, msk, opt);
+  detail::check_shape(dout.rows == q.rows && dout.cols == v.cols, "dout must be n x dv");
+  detail::check_shape(out.rows == q.rows && out.cols == v.cols, "out must be n x dv");
+  detail::check_shape(static_cast<index>(lse.size()) == q.rows, "lse must have n entries");
+  detail::check_shape(grads.dq.empty() || (grads.dq.rows == q.rows && grads.dq.cols == q.cols),
+                      "dq must be n x d");
+  detail::check_shape(grads.dk.empty() || (grads.dk.rows == k.rows && grads.dk.cols == k.cols),
+                      "dk must be m x d");
+  detail::check_shape(grads.dv.empty() || (grads.dv.rows == v.rows && grads.dv.cols == v.cols),
+                      "dv must be m x dv");
+  // Gradients w.r.t. the scaled inputs go to temporaries when per-dimension bandwidths apply.
+  matrix<T> dqs, dks;
+  smooth_grads<T> g;
+  g.dv = grads.dv;
+  if (pl.in.scaled) {
+    dqs = matrix<T>(q.rows, q.cols);
+    dks = matrix<T>(k.rows, k.cols);
+    g.dq = dqs.view();
+    g.dk = dks.view();
+  } else {
+    g.dq = grads.dq;
+    g.dk = grads.dk;
+  }
+  if (msk.topk_k() > 0)
+    detail::tiles::backward_topk(pl, g, dout);
+  else
+    detail::tiles::backward_dense(pl, g, dout, out, lse);
+  grads.dparam[0] += g.dparam[0];
+  grads.dparam[1] += g.dparam[1];
+  if (pl.in.scaled) detail::unscale_grads(grads, dqs, dks, pl.in, opt);
+}
+
+#define KF_INSTANTIATE(T)                                                                      \
+  template smooth_stats smooth_forward<T>(matrix_view<T>, std::span<T>, const_matrix_view<T>, \
+                                          const_matrix_view<T>, const_matrix_view<T>,         \
+                                          const kernel_spec&, const mask&,                    \
+                                          const smooth_options&);                             \
+  template void smooth_backward<T>(smooth_grads<T>&, const_matrix_view<T>,                    \
+                                   const_matrix_view<T>, std::span<const T>,                  \
+                                   const_matrix_view<T>, const_matrix_view<T>,                \
+                                   const_matrix_view<T>, const kernel_spec&, const mask&,     \
+                                   const smooth_options&);
+KF_INSTANTIATE(float)
+KF_INSTANTIATE(double)
+#undef KF_INSTANTIATE
+
+}  // namespace kf

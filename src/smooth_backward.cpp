@@ -1,0 +1,176 @@
+// The fast backward pass of the smoothing primitive (no top-k): weights recomputed per tile from
+// lse, then with p = w/Σw and g_ij = dout_i·(v_j − out_i):
+//   dV_j  += Σ_i p_ij dout_i                      (GEMM Pᵀ·dOut)
+//   C_ij   = p_ij g_ij (log domain) | g_ij / Σw_i (direct domain) = d loss / d weight_ij
+//   dS_ij  = C_ij · dweight/ds(s_ij),   dparam += Σ C_ij · dweight/dparam(s_ij)
+//   dot:    dQ += dS·K,  dK += dSᵀ·Q
+//   sqdist: dQ_i += 2 Σ_j dS_ij (q_i − k_j),  dK_j −= 2 Σ_i dS_ij (q_i − k_j)
+// Query blocks run in parallel; dK and dV are accumulated per thread and summed at the end.
+#include <array>
+
+#include "detail/smooth_tiles.hpp"
+
+namespace kf::detail::tiles {
+namespace {
+
+// dQ_blk and dK (thread buffer) from dS for one factor's columns.
+template <class T>
+void chain_factor(const arg_engine<T>& e, const T* ds, index i0, index bq, index j0, index bk,
+                  T* dq_blk, index d, T* dk_thr, bool want_dq, bool want_dk) {
+  const index df = e.c1 - e.c0;
+  if (e.arg == kernel_arg::dot) {
+    if (want_dq)
+      gemm(false, false, bq, df, bk, T(1), ds, kBk, e.kv.row(j0), e.kv.ld, T(1), dq_blk + e.c0, d);
+    if (want_dk)
+      gemm(true, false, bk, df, bq, T(1), ds, kBk, e.qv.row(i0), e.qv.ld, T(1),
+           dk_thr + j0 * d + e.c0, d);
+    return;
+  }
+  if (e.direct) {  // exact differences, as in the forward tile
+    for (index a = 0; a < bq; ++a) {
+      const T* dsa = ds + a * kBk;
+      for (index c = 0; c < df; ++c) {
+        const T qa = e.qv(i0 + a, c);
+        const T* kc = e.kt.data() + c * e.kt.cols() + j0;
+        T accq = 0;
+        for (index b = 0; b < bk; ++b) {
+          const T t = T(2) * dsa[b] * (qa - kc[b]);
+          accq += t;
+          if (want_dk) dk_thr[(j0 + b) * d + e.c0 + c] -= t;
+        }
+        if (want_dq) dq_blk[a * d + e.c0 + c] += accq;
+      }
+    }
+    return;
+  }
+  // Expansion on centered copies: dQ += 2(rowsum ⊙ q − dS·k), dK += 2(colsum ⊙ k − dSᵀ·q).
+  if (want_dq) {
+    gemm(false, false, bq, df, bk, T(-2), ds, kBk, e.kv.row(j0), e.kv.ld, T(1), dq_blk + e.c0, d);
+    for (index a = 0; a < bq; ++a) {
+      T rs = 0;
+      for (index b = 0; b < bk; ++b) rs += ds[a * kBk + b];
+      for (index c = 0; c < df; ++c) dq_blk[a * d + e.c0 + c] += T(2) * rs * e.qv(i0 + a, c);
+    }
+  }
+  if (want_dk) {
+    gemm(true, false, bk, df, bq, T(-2), ds, kBk, e.qv.row(i0), e.qv.ld, T(1),
+         dk_thr + j0 * d + e.c0, d);
+    for (index b = 0; b < bk; ++b) {
+      T cs = 0;
+      for (index a = 0; a < bq; ++a) cs += ds[a * kBk + b];
+      for (index c = 0; c < df; ++c) dk_thr[(j0 + b) * d + e.c0 + c] += T(2) * cs * e.kv(j0 + b, c);
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> dout,
+                    const_matrix_view<T> out, std::span<const T> lse) {
+  const index d = pl.d, dv = pl.dv, m = pl.m;
+  const bool want_dq = !g.dq.empty(), want_dk = !g.dk.empty(), want_dv = !g.dv.empty();
+  const bool logd = pl.rk.log_domain;
+  const auto nt = static_cast<std::size_t>(pl.threads);
+  std::vector<std::vector<T>> dk_t(nt), dv_t(nt);
+  std::vector<std::array<double, 2>> dparam_t(nt, {0.0, 0.0});
+
+  parallel_blocks(pl, [&](scratch<T>& sc, index qb) {
+    const auto tid = static_cast<std::size_t>(omp_get_thread_num());
+    if (want_dk && dk_t[tid].empty()) dk_t[tid].assign(static_cast<std::size_t>(m * d), T(0));
+    if (want_dv && dv_t[tid].empty()) dv_t[tid].assign(static_cast<std::size_t>(m * dv), T(0));
+    const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
+    std::vector<T> dq_blk(static_cast<std::size_t>(bq * d), T(0));
+    std::vector<T> dot_do(static_cast<std::size_t>(bq), T(0)), inv_sum(static_cast<std::size_t>(bq));
+    std::vector<bool> row_ok(static_cast<std::size_t>(bq));
+    for (index a = 0; a < bq; ++a) {
+      for (index c = 0; c < dv; ++c) dot_do[a] += dout(i0 + a, c) * out(i0 + a, c);
+      const T l = lse[static_cast<std::size_t>(i0 + a)];
+      row_ok[a] = l > kNegInf<T>;
+      inv_sum[a] = row_ok[a] ? std::exp(-l) : T(0);
+    }
+    for (index kb = 0; kb < pl.key_blocks(); ++kb) {
+      bool partial = false;
+      if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
+      const index j0 = kb * kBk, bk = std::min(kBk, m - j0);
+      weight_tile(pl, sc, i0, bq, j0, bk, partial);
+      // P = normalized weights of the tile.
+      for (index a = 0; a < bq; ++a) {
+        array_map<T> wa(sc.w.data() + a * kBk, bk), pa(sc.p.data() + a * kBk, bk);
+        if (!row_ok[a])
+          pa.setZero();
+        else if (logd)
+          pa = (wa == kNegInf<T>).select(T(0), (wa - lse[static_cast<std::size_t>(i0 + a)]).exp());
+        else
+          pa = wa * inv_sum[a];
+      }
+      if (want_dv)
+        gemm(true, false, bk, dv, bq, T(1), sc.p.data(), kBk, dout.row(i0), dout.ld, T(1),
+             dv_t[tid].data() + j0 * dv, dv);
+      // C = d loss / d weight, into sc.g.
+      gemm(false, true, bq, bk, dv, T(1), dout.row(i0), dout.ld, pl.v.row(j0), pl.v.ld, T(0),
+           sc.g.data(), kBk);
+      for (index a = 0; a < bq; ++a) {
+        T* ga = sc.g.data() + a * kBk;
+        const T* pa = sc.p.data() + a * kBk;
+        for (index b = 0; b < bk; ++b) {
+          const T gab = ga[b] - dot_do[a];
+          // (sc.allowed is only written for partial tiles; masked entries get no gradient)
+          const bool ok = row_ok[a] && (!partial || sc.allowed[a * kBk + b]);
+          ga[b] = logd ? pa[b] * gab : (ok ? gab * inv_sum[a] : T(0));
+        }
+      }
+      for (std::size_t f = 0; f < pl.engines.size(); ++f) {
+        const bool direct_in_product = logd && !pl.rk.factors[f].log_domain;
+        double dpar = 0;
+        std::visit(
+            [&](const auto& kk) {
+              for (index a = 0; a < bq; ++a) {
+                const T* sa = sc.s[f].data() + a * kBk;
+                const T* ca = sc.g.data() + a * kBk;
+                T* da = sc.p.data() + a * kBk;  // P is no longer needed: dS goes here
+                for (index b = 0; b < bk; ++b) {
+                  T c = ca[b];
+                  if (c != T(0) && direct_in_product) {
+                    const T w = kk.template weight<T>(sa[b]);
+                    c = w > T(0) ? c / w : T(0);
+                  }
+                  if (c == T(0)) {
+                    da[b] = T(0);
+                    continue;
+                  }
+                  da[b] = c * kk.template dweight<T>(sa[b]);
+                  dpar += double(c) * kk.dweight_dparam(double(sa[b]));
+                }
+              }
+            },
+            pl.rk.factors[f].kern);
+        dparam_t[tid][f] += dpar;
+        chain_factor(pl.engines[f], sc.p.data(), i0, bq, j0, bk, dq_blk.data(), d,
+                     want_dk ? dk_t[tid].data() : nullptr, want_dq, want_dk);
+      }
+    }
+    if (want_dq)
+      for (index a = 0; a < bq; ++a)
+        for (index c = 0; c < d; ++c) g.dq(i0 + a, c) += dq_blk[a * d + c];
+  });
+  for (std::size_t t = 0; t < nt; ++t) {
+    g.dparam[0] += dparam_t[t][0];
+    g.dparam[1] += dparam_t[t][1];
+    if (want_dk && !dk_t[t].empty())
+      for (index j = 0; j < m; ++j)
+        for (index c = 0; c < d; ++c) g.dk(j, c) += dk_t[t][static_cast<std::size_t>(j * d + c)];
+    if (want_dv && !dv_t[t].empty())
+      for (index j = 0; j < m; ++j)
+        for (index c = 0; c < dv; ++c) g.dv(j, c) += dv_t[t][static_cast<std::size_t>(j * dv + c)];
+  }
+}
+
+template void backward_dense<float>(const plan<float>&, smooth_grads<float>&,
+                                    const_matrix_view<float>, const_matrix_view<float>,
+                                    std::span<const float>);
+template void backward_dense<double>(const plan<double>&, smooth_grads<double>&,
+                                     const_matrix_view<double>, const_matrix_view<double>,
+                                     std::span<const double>);
+
+}  // namespace kf::detail::tiles

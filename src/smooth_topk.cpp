@@ -1,0 +1,111 @@
+// Top-k masks on the fast path: tiles stream the kernel values exactly as the dense path does,
+// each query row keeps a bounded heap of its k best keys (by weight, or by distance for KNN;
+// ties → smaller distance, then smaller index), and the selected pairs are then evaluated
+// exactly, pair by pair, with the same row code as the reference. Selection is treated as fixed
+// in the backward pass (gradients flow through the selected weights only).
+#include <algorithm>
+#include <atomic>
+
+#include "detail/smooth_tiles.hpp"
+
+namespace kf::detail::tiles {
+namespace {
+
+struct candidate {
+  double w;   // weight (or log-weight) as the tile computed it
+  double r2;  // squared distance
+  index j;
+};
+
+template <class T>
+std::vector<std::vector<index>> select_topk(const plan<T>& pl) {
+  const index k = pl.msk->topk_k();
+  const bool by_w = pl.msk->topk_by() == topk_rank::weight;
+  // better(a, b): a ranks before b. As a heap comparator it keeps the WORST kept key on top.
+  auto better = [by_w](const candidate& a, const candidate& b) {
+    if (by_w && a.w != b.w) return a.w > b.w;
+    if (a.r2 != b.r2) return a.r2 < b.r2;
+    return a.j < b.j;
+  };
+  std::vector<std::vector<index>> sel(static_cast<std::size_t>(pl.n));
+  parallel_blocks(pl, [&](scratch<T>& sc, index qb) {
+    const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
+    std::vector<std::vector<candidate>> heaps(static_cast<std::size_t>(bq));
+    for (index kb = 0; kb < pl.key_blocks(); ++kb) {
+      bool partial = false;
+      if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
+      const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
+      weight_tile(pl, sc, i0, bq, j0, bk, partial);
+      const T* r2 = sc.s[0].data();
+      if (pl.dist) {
+        pl.dist->tile(sc.r2.data(), i0, bq, j0, bk);
+        r2 = sc.r2.data();
+      }
+      for (index a = 0; a < bq; ++a) {
+        auto& h = heaps[static_cast<std::size_t>(a)];
+        for (index b = 0; b < bk; ++b) {
+          if (partial && !sc.allowed[a * kBk + b]) continue;
+          const candidate c{double(sc.w[a * kBk + b]), double(r2[a * kBk + b]), j0 + b};
+          if (static_cast<index>(h.size()) < k) {
+            h.push_back(c);
+            std::push_heap(h.begin(), h.end(), better);
+          } else if (better(c, h.front())) {
+            std::pop_heap(h.begin(), h.end(), better);
+            h.back() = c;
+            std::push_heap(h.begin(), h.end(), better);
+          }
+        }
+      }
+    }
+    for (index a = 0; a < bq; ++a) {
+      auto& keys = sel[static_cast<std::size_t>(i0 + a)];
+      for (const auto& c : heaps[static_cast<std::size_t>(a)]) keys.push_back(c.j);
+      std::sort(keys.begin(), keys.end());
+    }
+  });
+  return sel;
+}
+
+}  // namespace
+
+template <class T>
+smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, std::span<T> lse) {
+  const auto sel = select_topk(pl);
+  std::atomic<index> empty{0};
+  parallel_blocks(pl, [&](scratch<T>&, index qb) {
+    const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
+    for (index i = i0; i < i0 + bq; ++i) {
+      const auto r = evaluate_pairs(i, sel[static_cast<std::size_t>(i)], pl.in.q, pl.in.k, pl.rk);
+      for (index c = 0; c < pl.dv; ++c) {
+        double acc = 0;
+        for (std::size_t a = 0; a < r.keys.size(); ++a) acc += r.p[a] * double(pl.v(r.keys[a], c));
+        out(i, c) = static_cast<T>(acc);
+      }
+      if (!lse.empty()) lse[static_cast<std::size_t>(i)] = static_cast<T>(r.lse);
+      if (r.empty) ++empty;
+    }
+  });
+  return {empty.load()};
+}
+
+template <class T>
+void backward_topk(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> dout) {
+  const auto sel = select_topk(pl);
+  std::vector<double> dq(static_cast<std::size_t>(pl.n * pl.d)), dk(static_cast<std::size_t>(pl.m * pl.d));
+  for (index i = 0; i < pl.n; ++i) {
+    const auto r = evaluate_pairs(i, sel[static_cast<std::size_t>(i)], pl.in.q, pl.in.k, pl.rk);
+    row_backward(r, i, dout, pl.v, pl.in.q, pl.in.k, pl.rk, dq.data() + i * pl.d, dk, g.dv,
+                 g.dparam);
+  }
+  add_grads(g, dq, dk, pl.in, smooth_options{}, false);
+}
+
+template smooth_stats forward_topk<float>(const plan<float>&, matrix_view<float>, std::span<float>);
+template smooth_stats forward_topk<double>(const plan<double>&, matrix_view<double>,
+                                           std::span<double>);
+template void backward_topk<float>(const plan<float>&, smooth_grads<float>&,
+                                   const_matrix_view<float>);
+template void backward_topk<double>(const plan<double>&, smooth_grads<double>&,
+                                    const_matrix_view<double>);
+
+}  // namespace kf::detail::tiles
