@@ -45,7 +45,8 @@ double parse_number(std::string_view text, std::string_view what) {
   const auto* end = text.data() + text.size();
   auto [p, ec] = std::from_chars(text.data(), end, v);
   if (ec != std::errc() || p != end)
-    throw std::invalid_argument(fmt::format("kernel parameter {}: '{}' is not a number", what, text));
+    throw std::invalid_argument(
+        fmt::format("kernel parameter {}: '{}' is not a number", what, text));
   return v;
 }
 
@@ -64,22 +65,31 @@ void set_key(any_kernel& k, std::string_view key, double value) {
     if (kernel_arg_of(k) != kernel_arg::dot) fail();
     kernel_set_param(k, value);
   } else if (key == "p" || key == "period") {
-    if (auto* a = std::get_if<kernel_periodic>(&k)) a->period = value;
-    else if (auto* b = std::get_if<kernel_locally_periodic>(&k)) b->period = value;
-    else fail();
+    if (auto* a = std::get_if<kernel_periodic>(&k))
+      a->period = value;
+    else if (auto* b = std::get_if<kernel_locally_periodic>(&k))
+      b->period = value;
+    else
+      fail();
   } else if (key == "alpha") {
-    if (auto* a = std::get_if<kernel_rational_quadratic>(&k)) a->alpha = value;
-    else fail();
+    if (auto* a = std::get_if<kernel_rational_quadratic>(&k))
+      a->alpha = value;
+    else
+      fail();
   } else if (key == "degree") {
     auto* a = std::get_if<kernel_polynomial>(&k);
     if (!a) fail();
     if (value != std::floor(value) || value < 1 || value > 64)
-      throw std::invalid_argument(fmt::format("polynomial degree must be an integer in 1..64, got {}", value));
+      throw std::invalid_argument(
+          fmt::format("polynomial degree must be an integer in 1..64, got {}", value));
     a->degree = static_cast<int>(value);
   } else if (key == "c" || key == "offset") {
-    if (auto* a = std::get_if<kernel_polynomial>(&k)) a->offset = value;
-    else if (auto* b = std::get_if<kernel_linear>(&k)) b->offset = value;
-    else fail();
+    if (auto* a = std::get_if<kernel_polynomial>(&k))
+      a->offset = value;
+    else if (auto* b = std::get_if<kernel_linear>(&k))
+      b->offset = value;
+    else
+      fail();
   } else {
     fail();
   }
@@ -93,8 +103,8 @@ any_kernel parse_single(std::string_view text) {
     if (decltype(k)::name == name) found = k;
   });
   if (!found)
-    throw std::invalid_argument(
-        fmt::format("unknown kernel '{}'; known kernels: {}", text.substr(0, colon), known_names()));
+    throw std::invalid_argument(fmt::format("unknown kernel '{}'; known kernels: {}",
+                                            text.substr(0, colon), known_names()));
   if (colon == std::string_view::npos) return *found;
   std::string_view rest = text.substr(colon + 1);
   while (!rest.empty()) {
@@ -142,7 +152,8 @@ any_kernel resolve_one(any_kernel k, index d, bool for_float) {
     check_positive(name, "alpha", p->alpha);
   if (const auto* p = std::get_if<kernel_polynomial>(&k)) {
     if (p->degree < 1) throw std::invalid_argument("kernel polynomial: degree must be >= 1");
-    if (!std::isfinite(p->offset)) throw std::invalid_argument("kernel polynomial: offset must be finite");
+    if (!std::isfinite(p->offset))
+      throw std::invalid_argument("kernel polynomial: offset must be finite");
   }
   if (const auto* p = std::get_if<kernel_linear>(&k); p && !std::isfinite(p->offset))
     throw std::invalid_argument("kernel linear: offset must be finite");

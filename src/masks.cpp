@@ -5,19 +5,19 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <optional>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace kf {
 
 struct mask::node {
   enum class kind { causal, window, padding, radius, user, op_and, op_or } k = kind::causal;
-  index a = 0, b = 0;               // causal: offset; window: left, right
-  double r2 = 0, r = 0;             // radius (squared)
-  std::vector<index> lengths;       // padding
-  index n = 0, m = 0;               // user matrix shape
-  std::vector<std::uint8_t> bits;   // user matrix, row-major n×m
+  index a = 0, b = 0;              // causal: offset; window: left, right
+  double r2 = 0, r = 0;            // radius (squared)
+  std::vector<index> lengths;      // padding
+  index n = 0, m = 0;              // user matrix shape
+  std::vector<std::uint8_t> bits;  // user matrix, row-major n×m
   std::shared_ptr<const node> lhs, rhs;
 };
 
@@ -27,14 +27,20 @@ using kind = node::kind;
 
 bool eval(const node& nd, index i, index j, double r2) {
   switch (nd.k) {
-    case kind::causal: return j <= i + nd.a;
-    case kind::window: return j >= i - nd.a && j <= i + nd.b;
+    case kind::causal:
+      return j <= i + nd.a;
+    case kind::window:
+      return j >= i - nd.a && j <= i + nd.b;
     case kind::padding:
       return j < nd.lengths[nd.lengths.size() == 1 ? 0 : static_cast<std::size_t>(i)];
-    case kind::radius: return r2 <= nd.r2;
-    case kind::user: return nd.bits[static_cast<std::size_t>(i * nd.m + j)] != 0;
-    case kind::op_and: return eval(*nd.lhs, i, j, r2) && eval(*nd.rhs, i, j, r2);
-    case kind::op_or: return eval(*nd.lhs, i, j, r2) || eval(*nd.rhs, i, j, r2);
+    case kind::radius:
+      return r2 <= nd.r2;
+    case kind::user:
+      return nd.bits[static_cast<std::size_t>(i * nd.m + j)] != 0;
+    case kind::op_and:
+      return eval(*nd.lhs, i, j, r2) && eval(*nd.rhs, i, j, r2);
+    case kind::op_or:
+      return eval(*nd.lhs, i, j, r2) || eval(*nd.rhs, i, j, r2);
   }
   return false;
 }
@@ -65,8 +71,10 @@ tile_class classify_node(const node& nd, index i0, index i1, index j0, index j1,
       if (j1 <= lmin) return tile_class::in;
       return tile_class::partial;
     }
-    case kind::radius: return min_r2 > nd.r2 ? tile_class::out : tile_class::partial;
-    case kind::user: return tile_class::partial;
+    case kind::radius:
+      return min_r2 > nd.r2 ? tile_class::out : tile_class::partial;
+    case kind::user:
+      return tile_class::partial;
     case kind::op_and: {
       const auto a = classify_node(*nd.lhs, i0, i1, j0, j1, min_r2);
       if (a == tile_class::out) return a;
@@ -101,13 +109,14 @@ void validate_node(const node& nd, index n, index m) {
   switch (nd.k) {
     case kind::padding:
       if (nd.lengths.size() != 1 && static_cast<index>(nd.lengths.size()) != n)
-        throw std::invalid_argument(fmt::format(
-            "mask key_padding: {} lengths given, expected 1 or one per query row ({})",
-            nd.lengths.size(), n));
+        throw std::invalid_argument(
+            fmt::format("mask key_padding: {} lengths given, expected 1 or one per query row ({})",
+                        nd.lengths.size(), n));
       for (std::size_t i = 0; i < nd.lengths.size(); ++i)
         if (nd.lengths[i] < 0 || nd.lengths[i] > m)
-          throw std::invalid_argument(fmt::format(
-              "mask key_padding: length {} at row {} is outside 0..{} (m keys)", nd.lengths[i], i, m));
+          throw std::invalid_argument(
+              fmt::format("mask key_padding: length {} at row {} is outside 0..{} (m keys)",
+                          nd.lengths[i], i, m));
       break;
     case kind::user:
       if (nd.n != n || nd.m != m)
@@ -119,21 +128,28 @@ void validate_node(const node& nd, index n, index m) {
       validate_node(*nd.lhs, n, m);
       validate_node(*nd.rhs, n, m);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
 std::string describe_node(const node& nd) {
   switch (nd.k) {
-    case kind::causal: return nd.a == 0 ? "causal" : fmt::format("causal:{}", nd.a);
+    case kind::causal:
+      return nd.a == 0 ? "causal" : fmt::format("causal:{}", nd.a);
     case kind::window:
-      return nd.a == nd.b ? fmt::format("window:{}", nd.a) : fmt::format("window:{},{}", nd.a, nd.b);
+      return nd.a == nd.b ? fmt::format("window:{}", nd.a)
+                          : fmt::format("window:{},{}", nd.a, nd.b);
     case kind::padding:
       return nd.lengths.size() == 1 ? fmt::format("padding:{}", nd.lengths[0]) : "padding:per-row";
-    case kind::radius: return fmt::format("radius:{:g}", nd.r);
-    case kind::user: return fmt::format("matrix:{}x{}", nd.n, nd.m);
-    case kind::op_and: return describe_node(*nd.lhs) + "&" + describe_node(*nd.rhs);
-    case kind::op_or: return describe_node(*nd.lhs) + "|" + describe_node(*nd.rhs);
+    case kind::radius:
+      return fmt::format("radius:{:g}", nd.r);
+    case kind::user:
+      return fmt::format("matrix:{}x{}", nd.n, nd.m);
+    case kind::op_and:
+      return describe_node(*nd.lhs) + "&" + describe_node(*nd.rhs);
+    case kind::op_or:
+      return describe_node(*nd.lhs) + "|" + describe_node(*nd.rhs);
   }
   return "?";
 }
@@ -195,8 +211,8 @@ mask mask::radius(double r) {
 
 mask mask::matrix(index n, index m, std::vector<std::uint8_t> allowed) {
   if (n < 0 || m < 0 || static_cast<index>(allowed.size()) != n * m)
-    throw std::invalid_argument(fmt::format("mask matrix: {} entries given for a {} x {} matrix",
-                                            allowed.size(), n, m));
+    throw std::invalid_argument(
+        fmt::format("mask matrix: {} entries given for a {} x {} matrix", allowed.size(), n, m));
   auto nd = make_node(kind::user);
   nd->n = n;
   nd->m = m;
@@ -209,7 +225,8 @@ mask mask::combine(const mask& a, const mask& b, bool is_and) {
   const auto& ra = a.root_;
   const auto& rb = b.root_;
   if (a.topk_k() > 0 || b.topk_k() > 0)
-    throw std::invalid_argument("mask: top-k is a final stage; combine predicates first, then topk");
+    throw std::invalid_argument(
+        "mask: top-k is a final stage; combine predicates first, then topk");
   if (!ra) return op == kind::op_and ? b : a;  // all & x = x;  all | x = all
   if (!rb) return op == kind::op_and ? a : b;
   auto nd = make_node(op);
@@ -260,7 +277,8 @@ mask mask::parse(std::string_view text) {
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const std::size_t next = text.find_first_of("&|", pos);
-    const std::string_view item = text.substr(pos, next == std::string_view::npos ? next : next - pos);
+    const std::string_view item =
+        text.substr(pos, next == std::string_view::npos ? next : next - pos);
     const auto colon = item.find(':');
     const std::string_view name = item.substr(0, colon);
     const std::string_view arg = colon == std::string_view::npos ? "" : item.substr(colon + 1);

@@ -31,7 +31,8 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, std::span<T> l
   parallel_blocks(pl, [&](scratch<T>& sc, index qb) {
     const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
     std::vector<T> acc(static_cast<std::size_t>(bq * dv), T(0));
-    std::vector<T> mx(static_cast<std::size_t>(bq), kNegInf<T>), sum(static_cast<std::size_t>(bq), T(0));
+    std::vector<T> mx(static_cast<std::size_t>(bq), kNegInf<T>),
+        sum(static_cast<std::size_t>(bq), T(0));
     for (index kb = 0; kb < pl.key_blocks(); ++kb) {
       bool partial = false;
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
@@ -75,7 +76,8 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, std::span<T> l
   return {empty.load()};
 }
 
-template smooth_stats forward_dense<float>(const plan<float>&, matrix_view<float>, std::span<float>);
+template smooth_stats forward_dense<float>(const plan<float>&, matrix_view<float>,
+                                           std::span<float>);
 template smooth_stats forward_dense<double>(const plan<double>&, matrix_view<double>,
                                             std::span<double>);
 
@@ -135,15 +137,13 @@ void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_ma
   if (pl.in.scaled) detail::unscale_grads(grads, dqs, dks, pl.in, opt);
 }
 
-#define KF_INSTANTIATE(T)                                                                      \
-  template smooth_stats smooth_forward<T>(matrix_view<T>, std::span<T>, const_matrix_view<T>, \
-                                          const_matrix_view<T>, const_matrix_view<T>,         \
-                                          const kernel_spec&, const mask&,                    \
-                                          const smooth_options&);                             \
-  template void smooth_backward<T>(smooth_grads<T>&, const_matrix_view<T>,                    \
-                                   const_matrix_view<T>, std::span<const T>,                  \
-                                   const_matrix_view<T>, const_matrix_view<T>,                \
-                                   const_matrix_view<T>, const kernel_spec&, const mask&,     \
+#define KF_INSTANTIATE(T)                                                                          \
+  template smooth_stats smooth_forward<T>(matrix_view<T>, std::span<T>, const_matrix_view<T>,      \
+                                          const_matrix_view<T>, const_matrix_view<T>,              \
+                                          const kernel_spec&, const mask&, const smooth_options&); \
+  template void smooth_backward<T>(smooth_grads<T>&, const_matrix_view<T>, const_matrix_view<T>,   \
+                                   std::span<const T>, const_matrix_view<T>, const_matrix_view<T>, \
+                                   const_matrix_view<T>, const kernel_spec&, const mask&,          \
                                    const smooth_options&);
 KF_INSTANTIATE(float)
 KF_INSTANTIATE(double)

@@ -81,7 +81,8 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
     if (want_dv && dv_t[tid].empty()) dv_t[tid].assign(static_cast<std::size_t>(m * dv), T(0));
     const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
     std::vector<T> dq_blk(static_cast<std::size_t>(bq * d), T(0));
-    std::vector<T> dot_do(static_cast<std::size_t>(bq), T(0)), inv_sum(static_cast<std::size_t>(bq));
+    std::vector<T> dot_do(static_cast<std::size_t>(bq), T(0)),
+        inv_sum(static_cast<std::size_t>(bq));
     std::vector<bool> row_ok(static_cast<std::size_t>(bq));
     for (index a = 0; a < bq; ++a) {
       for (index c = 0; c < dv; ++c) dot_do[a] += dout(i0 + a, c) * out(i0 + a, c);

@@ -29,8 +29,8 @@ std::vector<index> select_row(index i, const_matrix_view<T> q, const_matrix_view
     double l = 0;
     for (const auto& f : rk.factors) {
       const double s = detail::pair_arg(q.row(i), k.row(j), f);
-      l += detail::to_log(f, std::visit([&](const auto& kk) { return kk.template weight<double>(s); },
-                                        f.kern));
+      l += detail::to_log(
+          f, std::visit([&](const auto& kk) { return kk.template weight<double>(s); }, f.kern));
     }
     cand_l.push_back(l);
     cand_r2.push_back(r2);
@@ -100,15 +100,13 @@ void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_ma
   detail::add_grads(grads, dq, dk, sc, opt, true);
 }
 
-#define KF_INSTANTIATE(T)                                                                      \
-  template smooth_stats smooth_forward<T>(matrix_view<T>, std::span<T>, const_matrix_view<T>, \
-                                          const_matrix_view<T>, const_matrix_view<T>,         \
-                                          const kernel_spec&, const mask&,                    \
-                                          const smooth_options&);                             \
-  template void smooth_backward<T>(smooth_grads<T>&, const_matrix_view<T>,                    \
-                                   const_matrix_view<T>, std::span<const T>,                  \
-                                   const_matrix_view<T>, const_matrix_view<T>,                \
-                                   const_matrix_view<T>, const kernel_spec&, const mask&,     \
+#define KF_INSTANTIATE(T)                                                                          \
+  template smooth_stats smooth_forward<T>(matrix_view<T>, std::span<T>, const_matrix_view<T>,      \
+                                          const_matrix_view<T>, const_matrix_view<T>,              \
+                                          const kernel_spec&, const mask&, const smooth_options&); \
+  template void smooth_backward<T>(smooth_grads<T>&, const_matrix_view<T>, const_matrix_view<T>,   \
+                                   std::span<const T>, const_matrix_view<T>, const_matrix_view<T>, \
+                                   const_matrix_view<T>, const kernel_spec&, const mask&,          \
                                    const smooth_options&);
 KF_INSTANTIATE(float)
 KF_INSTANTIATE(double)
@@ -123,9 +121,9 @@ void smooth_weights(matrix_view<T> w, std::span<const index> rows, const_matrix_
   const auto rk = detail::resolve(kern, q.cols, std::is_same_v<T, float>);
   detail::validate_inputs(q, k, const_matrix_view<T>{}, false, msk, opt, rk);
   const index nr = rows.empty() ? q.rows : static_cast<index>(rows.size());
-  detail::check_shape(w.rows == nr && w.cols == k.rows, "weights output must be " +
-                                                            std::to_string(nr) + " x " +
-                                                            std::to_string(k.rows));
+  detail::check_shape(
+      w.rows == nr && w.cols == k.rows,
+      "weights output must be " + std::to_string(nr) + " x " + std::to_string(k.rows));
   const auto sc = detail::scale_inputs(q, k, opt);
   for (index a = 0; a < nr; ++a) {
     const index i = rows.empty() ? a : rows[static_cast<std::size_t>(a)];

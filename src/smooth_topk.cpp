@@ -91,7 +91,8 @@ smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, std::span<T> ls
 template <class T>
 void backward_topk(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> dout) {
   const auto sel = select_topk(pl);
-  std::vector<double> dq(static_cast<std::size_t>(pl.n * pl.d)), dk(static_cast<std::size_t>(pl.m * pl.d));
+  std::vector<double> dq(static_cast<std::size_t>(pl.n * pl.d)),
+      dk(static_cast<std::size_t>(pl.m * pl.d));
   for (index i = 0; i < pl.n; ++i) {
     const auto r = evaluate_pairs(i, sel[static_cast<std::size_t>(i)], pl.in.q, pl.in.k, pl.rk);
     row_backward(r, i, dout, pl.v, pl.in.q, pl.in.k, pl.rk, dq.data() + i * pl.d, dk, g.dv,

@@ -45,9 +45,13 @@ struct kernel_gaussian {
   double param() const { return bandwidth; }
   void set_param(double h) { bandwidth = h; }
   template <class T>
-  T weight(T s) const { return -s * T(0.5 / (bandwidth * bandwidth)); }
+  T weight(T s) const {
+    return -s * T(0.5 / (bandwidth * bandwidth));
+  }
   template <class T>
-  T dweight(T) const { return T(-0.5 / (bandwidth * bandwidth)); }
+  T dweight(T) const {
+    return T(-0.5 / (bandwidth * bandwidth));
+  }
   double dweight_dparam(double s) const { return s / (bandwidth * bandwidth * bandwidth); }
 };
 
@@ -61,9 +65,13 @@ struct kernel_laplacian {
   double param() const { return bandwidth; }
   void set_param(double h) { bandwidth = h; }
   template <class T>
-  T weight(T s) const { return -std::sqrt(s) * T(1.0 / bandwidth); }
+  T weight(T s) const {
+    return -std::sqrt(s) * T(1.0 / bandwidth);
+  }
   template <class T>
-  T dweight(T s) const { return s > T(0) ? T(-0.5 / bandwidth) / std::sqrt(s) : T(0); }
+  T dweight(T s) const {
+    return s > T(0) ? T(-0.5 / bandwidth) / std::sqrt(s) : T(0);
+  }
   double dweight_dparam(double s) const { return std::sqrt(s) / (bandwidth * bandwidth); }
 };
 
@@ -77,9 +85,13 @@ struct kernel_cauchy {
   double param() const { return bandwidth; }
   void set_param(double h) { bandwidth = h; }
   template <class T>
-  T weight(T s) const { return -std::log1p(s * T(1.0 / (bandwidth * bandwidth))); }
+  T weight(T s) const {
+    return -std::log1p(s * T(1.0 / (bandwidth * bandwidth)));
+  }
   template <class T>
-  T dweight(T s) const { return T(-1) / (T(bandwidth * bandwidth) + s); }
+  T dweight(T s) const {
+    return T(-1) / (T(bandwidth * bandwidth) + s);
+  }
   double dweight_dparam(double s) const {
     return 2 * s / (bandwidth * (bandwidth * bandwidth + s));
   }
@@ -100,7 +112,9 @@ struct kernel_rational_quadratic {
     return T(-alpha) * std::log1p(s * T(1.0 / (2 * alpha * bandwidth * bandwidth)));
   }
   template <class T>
-  T dweight(T s) const { return T(-alpha) / (T(2 * alpha * bandwidth * bandwidth) + s); }
+  T dweight(T s) const {
+    return T(-alpha) / (T(2 * alpha * bandwidth * bandwidth) + s);
+  }
   double dweight_dparam(double s) const {
     return 2 * alpha * s / (bandwidth * (2 * alpha * bandwidth * bandwidth + s));
   }
@@ -147,9 +161,13 @@ struct kernel_locally_periodic {
   kernel_periodic per() const { return {bandwidth, period}; }
   kernel_gaussian gau() const { return {bandwidth}; }
   template <class T>
-  T weight(T s) const { return per().weight(s) + gau().weight(s); }
+  T weight(T s) const {
+    return per().weight(s) + gau().weight(s);
+  }
   template <class T>
-  T dweight(T s) const { return per().dweight(s) + gau().dweight(s); }
+  T dweight(T s) const {
+    return per().dweight(s) + gau().dweight(s);
+  }
   double dweight_dparam(double s) const {
     return per().dweight_dparam(s) + gau().dweight_dparam(s);
   }
@@ -162,14 +180,16 @@ namespace detail {
 inline double compact_t(double s, double h) { return 1.0 - s / (h * h); }
 }  // namespace detail
 
-#define KF_COMPACT_KERNEL_COMMON()                                        \
-  static constexpr kernel_arg arg = kernel_arg::sqdist;                   \
-  static constexpr bool log_domain = false, compact = true;               \
-  double bandwidth = 1.0;                                                 \
-  double param() const { return bandwidth; }                              \
-  void set_param(double h) { bandwidth = h; }                             \
-  template <class T>                                                      \
-  T t_of(T s) const { return T(1) - s * T(1.0 / (bandwidth * bandwidth)); }
+#define KF_COMPACT_KERNEL_COMMON()                          \
+  static constexpr kernel_arg arg = kernel_arg::sqdist;     \
+  static constexpr bool log_domain = false, compact = true; \
+  double bandwidth = 1.0;                                   \
+  double param() const { return bandwidth; }                \
+  void set_param(double h) { bandwidth = h; }               \
+  template <class T>                                        \
+  T t_of(T s) const {                                       \
+    return T(1) - s * T(1.0 / (bandwidth * bandwidth));     \
+  }
 
 // K = 1 for |q−k| ≤ h.
 struct kernel_boxcar {
@@ -177,9 +197,13 @@ struct kernel_boxcar {
   static constexpr std::string_view doc = "1 if |q-k| <= h else 0 (compact)";
   KF_COMPACT_KERNEL_COMMON()
   template <class T>
-  T weight(T s) const { return t_of(s) >= T(0) ? T(1) : T(0); }
+  T weight(T s) const {
+    return t_of(s) >= T(0) ? T(1) : T(0);
+  }
   template <class T>
-  T dweight(T) const { return T(0); }
+  T dweight(T) const {
+    return T(0);
+  }
   double dweight_dparam(double) const { return 0.0; }
 };
 
@@ -189,9 +213,13 @@ struct kernel_epanechnikov {
   static constexpr std::string_view doc = "1 - u^2 for u = |q-k|/h <= 1 (compact)";
   KF_COMPACT_KERNEL_COMMON()
   template <class T>
-  T weight(T s) const { return std::max(t_of(s), T(0)); }
+  T weight(T s) const {
+    return std::max(t_of(s), T(0));
+  }
   template <class T>
-  T dweight(T s) const { return t_of(s) > T(0) ? T(-1.0 / (bandwidth * bandwidth)) : T(0); }
+  T dweight(T s) const {
+    return t_of(s) > T(0) ? T(-1.0 / (bandwidth * bandwidth)) : T(0);
+  }
   double dweight_dparam(double s) const {
     return detail::compact_t(s, bandwidth) > 0 ? 2 * s / (bandwidth * bandwidth * bandwidth) : 0;
   }
@@ -300,9 +328,13 @@ struct kernel_uniform {
   double param() const { return 0.0; }
   void set_param(double) {}
   template <class T>
-  T weight(T) const { return T(1); }
+  T weight(T) const {
+    return T(1);
+  }
   template <class T>
-  T dweight(T) const { return T(0); }
+  T dweight(T) const {
+    return T(0);
+  }
   double dweight_dparam(double) const { return 0.0; }
 };
 
@@ -318,9 +350,13 @@ struct kernel_exp_dot {
   double param() const { return temperature; }
   void set_param(double t) { temperature = t; }
   template <class T>
-  T weight(T s) const { return s * T(1.0 / temperature); }
+  T weight(T s) const {
+    return s * T(1.0 / temperature);
+  }
   template <class T>
-  T dweight(T) const { return T(1.0 / temperature); }
+  T dweight(T) const {
+    return T(1.0 / temperature);
+  }
   double dweight_dparam(double s) const { return -s / (temperature * temperature); }
 };
 
@@ -339,7 +375,9 @@ struct kernel_polynomial {
   double param() const { return temperature; }
   void set_param(double t) { temperature = t; }
   template <class T>
-  T base(T s) const { return s * T(1.0 / temperature) + T(offset); }
+  T base(T s) const {
+    return s * T(1.0 / temperature) + T(offset);
+  }
   template <class T>
   T weight(T s) const {
     const T b = base(s);
@@ -372,9 +410,13 @@ struct kernel_linear {
   void set_param(double t) { temperature = t; }
   kernel_polynomial poly() const { return {temperature, offset, 1}; }
   template <class T>
-  T weight(T s) const { return poly().weight(s); }
+  T weight(T s) const {
+    return poly().weight(s);
+  }
   template <class T>
-  T dweight(T s) const { return poly().dweight(s); }
+  T dweight(T s) const {
+    return poly().dweight(s);
+  }
   double dweight_dparam(double s) const { return poly().dweight_dparam(s); }
 };
 
@@ -395,8 +437,8 @@ struct kernel_spec {
 
   kernel_spec() = default;
   template <class K>
-    requires std::is_constructible_v<any_kernel, K>
-  kernel_spec(K k) : first(std::move(k)) {}  // NOLINT(google-explicit-constructor)
+  requires std::is_constructible_v<any_kernel, K> kernel_spec(K k)
+      : first(std::move(k)) {}  // NOLINT(google-explicit-constructor)
   static kernel_spec product(any_kernel content, any_kernel position, index split);
   bool is_product() const { return second.has_value(); }
 };

@@ -44,6 +44,9 @@ struct smooth_stats {
 
 template <class T>
 struct smooth_grads {
+  smooth_grads() = default;
+  smooth_grads(matrix_view<T> dq_, matrix_view<T> dk_, matrix_view<T> dv_)
+      : dq(dq_), dk(dk_), dv(dv_) {}
   matrix_view<T> dq, dk, dv;  // accumulated into (+=); an empty view skips that gradient
   // d loss / d kernel parameter (bandwidth or temperature); [1] is the product's second factor.
   double dparam[2] = {0.0, 0.0};

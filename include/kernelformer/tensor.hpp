@@ -27,8 +27,8 @@ struct matrix_view {
   matrix_view(T* d, index r, index c, index stride) : data(d), rows(r), cols(c), ld(stride) {}
   // A view of T converts to a view of const T.
   template <class U>
-    requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
-  matrix_view(matrix_view<U> o)  // NOLINT(google-explicit-constructor)
+  requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
+      matrix_view(matrix_view<U> o)  // NOLINT(google-explicit-constructor)
       : data(o.data), rows(o.rows), cols(o.cols), ld(o.ld) {}
 
   T& operator()(index i, index j) const { return data[i * ld + j]; }

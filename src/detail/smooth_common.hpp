@@ -52,8 +52,9 @@ void check_finite(const_matrix_view<T> a, const char* what) {
   for (index i = 0; i < a.rows; ++i)
     for (index j = 0; j < a.cols; ++j)
       if (!std::isfinite(a(i, j)))
-        throw std::invalid_argument(std::string("smooth: ") + what + " has a non-finite value at row " +
-                                    std::to_string(i) + ", column " + std::to_string(j));
+        throw std::invalid_argument(std::string("smooth: ") + what +
+                                    " has a non-finite value at row " + std::to_string(i) +
+                                    ", column " + std::to_string(j));
 }
 
 inline void check_shape(bool ok, const std::string& msg) {
@@ -70,8 +71,8 @@ void validate_inputs(const_matrix_view<T> q, const_matrix_view<T> k, const_matri
   check_shape(q.cols >= 1, "queries and keys need at least one column");
   check_shape(k.rows >= 1, "at least one key is needed");
   if (check_v)
-    check_shape(v.rows == k.rows, "values have " + std::to_string(v.rows) +
-                                      " rows but there are " + std::to_string(k.rows) + " keys");
+    check_shape(v.rows == k.rows, "values have " + std::to_string(v.rows) + " rows but there are " +
+                                      std::to_string(k.rows) + " keys");
   check_finite(q, "queries");
   check_finite(k, "keys");
   if (check_v) check_finite(v, "values");
@@ -80,9 +81,9 @@ void validate_inputs(const_matrix_view<T> q, const_matrix_view<T> k, const_matri
     check_shape(static_cast<index>(opt.bandwidth_per_dim.size()) == q.cols,
                 "bandwidth_per_dim has " + std::to_string(opt.bandwidth_per_dim.size()) +
                     " entries but d = " + std::to_string(q.cols));
-    check_shape(!rk.spec.is_product() && rk.factors[0].arg == kernel_arg::sqdist,
-                "per-dimension bandwidths apply to distance kernels only, not " +
-                    kernel_describe(rk.spec));
+    check_shape(
+        !rk.spec.is_product() && rk.factors[0].arg == kernel_arg::sqdist,
+        "per-dimension bandwidths apply to distance kernels only, not " + kernel_describe(rk.spec));
     for (std::size_t c = 0; c < opt.bandwidth_per_dim.size(); ++c) {
       const double h = opt.bandwidth_per_dim[c];
       check_shape(std::isfinite(h) && h > 0, "bandwidth_per_dim[" + std::to_string(c) +
@@ -227,7 +228,8 @@ void row_backward(const row_eval& r, index i, const_matrix_view<T> dout, const_m
   const index d = q.cols, nv = v.cols;
   std::vector<double> o(static_cast<std::size_t>(nv), 0.0);
   for (std::size_t a = 0; a < r.keys.size(); ++a)
-    for (index c = 0; c < nv; ++c) o[static_cast<std::size_t>(c)] += r.p[a] * double(v(r.keys[a], c));
+    for (index c = 0; c < nv; ++c)
+      o[static_cast<std::size_t>(c)] += r.p[a] * double(v(r.keys[a], c));
   const double sumw = std::exp(r.lse);
   for (std::size_t a = 0; a < r.keys.size(); ++a) {
     const index j = r.keys[a];
@@ -259,7 +261,8 @@ void row_backward(const row_eval& r, index i, const_matrix_view<T> dout, const_m
       for (index c = fa.c0; c < fa.c1; ++c) {
         const double qc = double(q(i, c)), kc = double(k(j, c));
         dq_i[c] += ds * (fa.arg == kernel_arg::dot ? kc : 2 * (qc - kc));
-        dk[static_cast<std::size_t>(j * d + c)] += ds * (fa.arg == kernel_arg::dot ? qc : -2 * (qc - kc));
+        dk[static_cast<std::size_t>(j * d + c)] +=
+            ds * (fa.arg == kernel_arg::dot ? qc : -2 * (qc - kc));
       }
     }
   }
@@ -273,17 +276,21 @@ void add_grads(smooth_grads<T>& g, const std::vector<double>& dq, const std::vec
   const index n = sc.q.rows, m = sc.k.rows, d = sc.q.cols;
   if (sc.scaled && chain_scaling) {
     matrix<T> dqs(n, d), dks(m, d);
-    for (index t = 0; t < n * d; ++t) dqs.data()[t] = static_cast<T>(dq[static_cast<std::size_t>(t)]);
-    for (index t = 0; t < m * d; ++t) dks.data()[t] = static_cast<T>(dk[static_cast<std::size_t>(t)]);
+    for (index t = 0; t < n * d; ++t)
+      dqs.data()[t] = static_cast<T>(dq[static_cast<std::size_t>(t)]);
+    for (index t = 0; t < m * d; ++t)
+      dks.data()[t] = static_cast<T>(dk[static_cast<std::size_t>(t)]);
     unscale_grads(g, dqs, dks, sc, opt);
     return;
   }
   if (!g.dq.empty())
     for (index i = 0; i < n; ++i)
-      for (index c = 0; c < d; ++c) g.dq(i, c) += static_cast<T>(dq[static_cast<std::size_t>(i * d + c)]);
+      for (index c = 0; c < d; ++c)
+        g.dq(i, c) += static_cast<T>(dq[static_cast<std::size_t>(i * d + c)]);
   if (!g.dk.empty())
     for (index j = 0; j < m; ++j)
-      for (index c = 0; c < d; ++c) g.dk(j, c) += static_cast<T>(dk[static_cast<std::size_t>(j * d + c)]);
+      for (index c = 0; c < d; ++c)
+        g.dk(j, c) += static_cast<T>(dk[static_cast<std::size_t>(j * d + c)]);
 }
 
 }  // namespace kf::detail

@@ -20,9 +20,9 @@
 
 namespace kf::detail::tiles {
 
-constexpr index kBq = 64;           // query rows per tile
-constexpr index kBk = 256;          // keys per tile
-constexpr index kDirectMaxD = 8;    // sqdist factors this narrow use direct differences
+constexpr index kBq = 64;         // query rows per tile
+constexpr index kBk = 256;        // keys per tile
+constexpr index kDirectMaxD = 8;  // sqdist factors this narrow use direct differences
 
 template <class T>
 constexpr T kNegInf = -std::numeric_limits<T>::infinity();
@@ -138,8 +138,10 @@ struct box_index {
     qhi.assign(static_cast<std::size_t>(df), -std::numeric_limits<double>::infinity());
     for (index i = i0; i < i0 + bq; ++i)
       for (index c = 0; c < df; ++c) {
-        qlo[static_cast<std::size_t>(c)] = std::min(qlo[static_cast<std::size_t>(c)], double(q(i, c0 + c)));
-        qhi[static_cast<std::size_t>(c)] = std::max(qhi[static_cast<std::size_t>(c)], double(q(i, c0 + c)));
+        qlo[static_cast<std::size_t>(c)] =
+            std::min(qlo[static_cast<std::size_t>(c)], double(q(i, c0 + c)));
+        qhi[static_cast<std::size_t>(c)] =
+            std::max(qhi[static_cast<std::size_t>(c)], double(q(i, c0 + c)));
       }
   }
   // Lower bound of |q − k|² over the query box and key block kb.
@@ -165,11 +167,11 @@ struct plan {
   detail::scaled_inputs<T> in;
   const_matrix_view<T> v;
   const mask* msk = nullptr;
-  std::vector<arg_engine<T>> engines;               // one per kernel factor
-  std::optional<arg_engine<T>> dist;                // |q − k|² on all columns (radius, top-k)
-  std::vector<std::optional<box_index<T>>> boxes;   // per factor (compact ones)
-  std::optional<box_index<T>> dist_box;             // for the radius mask
-  std::vector<double> support;                      // per factor: max |q − k|² with K > 0
+  std::vector<arg_engine<T>> engines;              // one per kernel factor
+  std::optional<arg_engine<T>> dist;               // |q − k|² on all columns (radius, top-k)
+  std::vector<std::optional<box_index<T>>> boxes;  // per factor (compact ones)
+  std::optional<box_index<T>> dist_box;            // for the radius mask
+  std::vector<double> support;                     // per factor: max |q − k|² with K > 0
   index n = 0, m = 0, d = 0, dv = 0;
   int threads = 1;
 
@@ -205,9 +207,15 @@ struct plan {
 };
 
 // Per-thread scratch for one query block.
+// Tile rows start on Eigen's packet alignment (kBk is a multiple of the packet size), so the
+// vectorized exp never peels a scalar head whose length would depend on malloc's address —
+// results are bit-reproducible run to run and across thread counts.
+template <class T>
+using aligned_vector = std::vector<T, Eigen::aligned_allocator<T>>;
+
 template <class T>
 struct scratch {
-  std::vector<T> s[2], w, r2, p, g;
+  aligned_vector<T> s[2], w, r2, p, g;
   std::vector<std::uint8_t> allowed;
   std::vector<double> qlo, qhi;
   explicit scratch(index) {
@@ -285,6 +293,10 @@ void parallel_blocks(const plan<T>& pl, Fn&& fn) {
   std::mutex mu;
 #pragma omp parallel num_threads(pl.threads)
   {
+    // BLAS calls inside run single-threaded: OpenBLAS (OpenMP build) sizes its team from
+    // omp_get_max_threads() unless omp_in_parallel(), which is false for a team of one. This
+    // also makes results independent of the thread count.
+    omp_set_num_threads(1);
     scratch<T> sc(pl.dv);
 #pragma omp for schedule(dynamic, 1)
     for (index qb = 0; qb < pl.query_blocks(); ++qb) {

@@ -20,7 +20,8 @@ atomic_writer::~atomic_writer() {
 void atomic_writer::stage(const std::string& path, std::string_view bytes) {
   const std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), staged_.size());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw std::runtime_error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+  if (!f)
+    throw std::runtime_error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
   staged_.emplace_back(tmp, path);
   const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   const bool closed = std::fclose(f) == 0;
@@ -32,7 +33,8 @@ void atomic_writer::commit() {
   for (const auto& [tmp, dest] : staged_) {
     std::error_code ec;
     std::filesystem::rename(tmp, dest, ec);
-    if (ec) throw std::runtime_error(fmt::format("{}: cannot move into place ({})", dest, ec.message()));
+    if (ec)
+      throw std::runtime_error(fmt::format("{}: cannot move into place ({})", dest, ec.message()));
   }
   staged_.clear();
 }
@@ -48,7 +50,8 @@ std::string read_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec))
     throw std::runtime_error(fmt::format("{}: is a directory, expected a file", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  if (!in)
+    throw std::runtime_error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw std::runtime_error(fmt::format("{}: read error", path));

@@ -12,8 +12,10 @@ namespace kf::io {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
   return s;
 }
@@ -53,7 +55,8 @@ matrix<T> csv_table::select(const std::vector<std::string>& which) const {
   matrix<T> m(rows(), static_cast<index>(which.size()));
   for (std::size_t c = 0; c < which.size(); ++c) {
     const auto& col = columns[column(which[c])];
-    for (index i = 0; i < rows(); ++i) m(i, static_cast<index>(c)) = static_cast<T>(col[static_cast<std::size_t>(i)]);
+    for (index i = 0; i < rows(); ++i)
+      m(i, static_cast<index>(c)) = static_cast<T>(col[static_cast<std::size_t>(i)]);
   }
   return m;
 }
@@ -92,7 +95,8 @@ csv_table csv_parse(const std::string& text, const std::string& name) {
       t.columns.resize(cells.size());
       if (header) {
         for (auto c : cells) {
-          if (c.empty()) throw std::runtime_error(fmt::format("{}: line {}: empty column name", name, line_no));
+          if (c.empty())
+            throw std::runtime_error(fmt::format("{}: line {}: empty column name", name, line_no));
           t.names.emplace_back(c);
         }
         if (nl == text.size()) break;

@@ -21,7 +21,8 @@ namespace {
 }
 
 // The value text after 'key': in the header dict.
-std::string_view dict_value(std::string_view header, std::string_view key, const std::string& name) {
+std::string_view dict_value(std::string_view header, std::string_view key,
+                            const std::string& name) {
   const std::string quoted1 = fmt::format("'{}'", key), quoted2 = fmt::format("\"{}\"", key);
   auto pos = header.find(quoted1);
   if (pos == std::string_view::npos) pos = header.find(quoted2);
@@ -53,12 +54,15 @@ npy_array npy_parse(const std::string& bytes, const std::string& name) {
   const auto major = static_cast<unsigned char>(bytes[6]);
   std::size_t hlen = 0, hstart = 0;
   if (major == 1) {
-    hlen = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    hlen = static_cast<unsigned char>(bytes[8]) |
+           (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
     hstart = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) fail(name, "truncated .npy header");
     for (int b = 0; b < 4; ++b)
-      hlen |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + static_cast<std::size_t>(b)])) << (8 * b);
+      hlen |= static_cast<std::size_t>(
+                  static_cast<unsigned char>(bytes[8 + static_cast<std::size_t>(b)]))
+              << (8 * b);
     hstart = 12;
   } else {
     fail(name, fmt::format("unsupported .npy format version {}", major));
@@ -127,11 +131,11 @@ template <class T>
 std::string npy_encode(const_matrix_view<T> a, bool as_vector) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   const char* descr = std::is_same_v<T, float> ? "<f4" : "<f8";
-  std::string dict = as_vector
-                         ? fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({},), }}",
-                                       descr, a.rows * a.cols)
-                         : fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}",
-                                       descr, a.rows, a.cols);
+  std::string dict =
+      as_vector ? fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({},), }}", descr,
+                              a.rows * a.cols)
+                : fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}",
+                              descr, a.rows, a.cols);
   const std::size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');
   dict.push_back('\n');
@@ -141,7 +145,8 @@ std::string npy_encode(const_matrix_view<T> a, bool as_vector) {
   out += dict;
   out.reserve(out.size() + static_cast<std::size_t>(a.rows * a.cols) * sizeof(T));
   for (index i = 0; i < a.rows; ++i)
-    out.append(reinterpret_cast<const char*>(a.row(i)), static_cast<std::size_t>(a.cols) * sizeof(T));
+    out.append(reinterpret_cast<const char*>(a.row(i)),
+               static_cast<std::size_t>(a.cols) * sizeof(T));
   return out;
 }
 

@@ -15,8 +15,8 @@
 namespace kf::io {
 
 struct csv_table {
-  std::string source;               // file name, for messages
-  std::vector<std::string> names;   // header, or "c0", "c1", … when there is none
+  std::string source;              // file name, for messages
+  std::vector<std::string> names;  // header, or "c0", "c1", … when there is none
   std::vector<std::vector<double>> columns;
   index rows() const { return columns.empty() ? 0 : static_cast<index>(columns[0].size()); }
   // Index of a named column; throws naming the file and the available columns.

@@ -15,10 +15,10 @@ enum class npy_dtype { f32, f64 };
 
 struct npy_array {
   npy_dtype dtype = npy_dtype::f64;
-  std::vector<index> shape;  // as stored
+  std::vector<index> shape;    // as stored
   std::vector<double> values;  // row-major, converted to double exactly
-  index rows() const;        // shape[0], or 1 for a 0-D array
-  index cols() const;        // shape[1], or 1 for 0-/1-D arrays
+  index rows() const;          // shape[0], or 1 for a 0-D array
+  index cols() const;          // shape[1], or 1 for 0-/1-D arrays
   template <class T>
   matrix<T> to_matrix() const;
 };

@@ -1,0 +1,42 @@
+// Shared pieces of the kf subcommands: loading arrays from .npy/.csv with errors that name the
+// file, row and column; encoding outputs by extension; the one-line error convention.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include "kernelformer/io/npy.hpp"
+#include "kernelformer/tensor.hpp"
+
+namespace kf::cli {
+
+// An error in what the user asked for: printed as one line, exit code 1.
+struct user_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct loaded_array {
+  std::string path;
+  io::npy_dtype dtype = io::npy_dtype::f64;  // .csv reads as float64
+  matrix<double> data;                       // values (exact for float32 inputs too)
+};
+
+// Reads PATH (.npy or .csv by extension); every value must be finite.
+loaded_array load_array(const std::string& path, const std::string& what);
+
+// The bytes of an output file for PATH's extension (.npy keeps T's dtype; .csv writes columns
+// c0, c1, … or the given names).
+template <class T>
+std::string encode_output(const std::string& path, const_matrix_view<T> a);
+
+// Throws user_error unless PATH ends with one of the extensions.
+void require_extension(const std::string& path, const std::string& option,
+                       std::initializer_list<const char*> exts);
+
+// Subcommands.
+void add_attend(CLI::App& app);
+void add_demo(CLI::App& app);
+
+}  // namespace kf::cli

@@ -1,0 +1,33 @@
+// kf — the kernelformer command line. One subcommand per file (cmd_*.cpp); errors are one line
+// on stderr and a non-zero exit (1: bad input or failure, 2: bad command line).
+#include <fmt/format.h>
+
+#include <exception>
+
+#include "common.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "kf — attention is Nadaraya-Watson kernel smoothing.\n"
+      "One primitive, out_i = sum_j K(q_i,k_j) v_j / sum_j K(q_i,k_j), serves kernel regression\n"
+      "and every attention head.",
+      "kf"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "kf 0.1.0");
+  app.footer(
+      "Examples:\n"
+      "  kf demo                                   # seed-001 smoothing vs attention table\n"
+      "  kf attend --queries Q.npy --keys K.npy --values V.npy --out OUT.npy\n"
+      "  kf attend --help                          # every option of a subcommand");
+  kf::cli::add_attend(app);
+  kf::cli::add_demo(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kf: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

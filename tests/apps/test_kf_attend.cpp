@@ -1,0 +1,149 @@
+// End-to-end: the kf binary on real files — results, dtypes, and for every kind of bad input a
+// one-line error, a non-zero exit and no output file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/io/npy.hpp"
+#include "kernelformer/smooth.hpp"
+#include "test_util.hpp"
+
+namespace kf {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct result {
+  int code;
+  std::string output;  // stdout + stderr
+};
+
+result run_kf(const std::string& args) {
+  const std::string cmd = std::string(KF_EXE) + " " + args + " 2>&1";
+  result r{0, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+class KfAttend : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("kf_attend_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    write("q.npy", test::random_matrix<float>(9, 3, 1));
+    write("k.npy", test::random_matrix<float>(11, 3, 2));
+    write("v.npy", test::random_matrix<float>(11, 2, 3));
+    write("q64.npy", test::random_matrix<double>(9, 3, 1));
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  template <class T>
+  void write(const std::string& name, const matrix<T>& m) {
+    io::npy_write<T>((dir / name).string(), m.cview());
+  }
+  std::string p(const std::string& name) const { return (dir / name).string(); }
+  std::string base() const {
+    return "attend -q " + p("q.npy") + " -k " + p("k.npy") + " -v " + p("v.npy");
+  }
+};
+
+TEST_F(KfAttend, ComputesWhatTheLibraryComputes) {
+  const auto r = run_kf(base() + " --kernel gaussian -b 0.7 --mask causal:2 -o " + p("out.npy") +
+                        " --weights " + p("w.npy"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto out = io::npy_read(p("out.npy"));
+  EXPECT_EQ(out.dtype, io::npy_dtype::f32) << "float32 in, float32 out";
+  const auto q = io::npy_read(p("q.npy")).to_matrix<float>();
+  const auto k = io::npy_read(p("k.npy")).to_matrix<float>();
+  const auto v = io::npy_read(p("v.npy")).to_matrix<float>();
+  matrix<float> ref(9, 2);
+  smooth_forward<float>(ref.view(), {}, q.cview(), k.cview(), v.cview(), kernel_gaussian{0.7},
+                        mask::causal(2));
+  EXPECT_TRUE(test::all_close(out.to_matrix<float>(), ref, 0, 0));
+  const auto w = io::npy_read(p("w.npy"));
+  EXPECT_EQ(w.shape, (std::vector<index>{9, 11}));
+}
+
+TEST_F(KfAttend, MixedDtypesAndCsvGiveFloat64) {
+  auto r = run_kf("attend -q " + p("q64.npy") + " -k " + p("k.npy") + " -v " + p("v.npy") + " -o " +
+                  p("o.npy"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(io::npy_read(p("o.npy")).dtype, io::npy_dtype::f64);
+  io::write_file_atomic(p("x.csv"), "x\n0\n1\n2\n");
+  io::write_file_atomic(p("y.csv"), "y\n1\n2\n3\n");
+  r = run_kf("attend -q " + p("x.csv") + " -k " + p("x.csv") + " -v " + p("y.csv") +
+             " --kernel uniform -o " + p("o.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(io::read_file(p("o.csv")), "c0\n2\n2\n2\n");
+}
+
+TEST_F(KfAttend, HelpDocumentsEveryOption) {
+  const auto r = run_kf("attend --help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* opt : {"--queries", "--keys", "--values", "--kernel", "--bandwidth",
+                          "--temperature", "--mask", "--weights", "--out", "Examples"})
+    EXPECT_NE(r.output.find(opt), std::string::npos) << opt;
+  EXPECT_EQ(run_kf("--help").code, 0);
+}
+
+TEST_F(KfAttend, BadInputsFailCleanlyAndWriteNothing) {
+  io::write_file_atomic(p("garbage.npy"), "not an npy file at all");
+  io::npy_write<float>(p("k2.npy"), test::random_matrix<float>(11, 2, 5).cview());
+  io::npy_write<float>(p("v12.npy"), test::random_matrix<float>(12, 2, 5).cview());
+  matrix<float> nanq = test::random_matrix<float>(9, 3, 1);
+  nanq(4, 1) = std::nanf("");
+  write("nan.npy", nanq);
+  const std::string out = " -o " + p("bad_out.npy");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"attend -q " + p("missing.npy") + " -k " + p("k.npy") + " -v " + p("v.npy") + out,
+       "missing.npy"},
+      {"attend -q " + p("garbage.npy") + " -k " + p("k.npy") + " -v " + p("v.npy") + out,
+       "garbage.npy"},
+      {"attend -q " + p("q.npy") + " -k " + p("k2.npy") + " -v " + p("v.npy") + out, "columns"},
+      {"attend -q " + p("q.npy") + " -k " + p("k.npy") + " -v " + p("v12.npy") + out, "rows"},
+      {"attend -q " + p("nan.npy") + " -k " + p("k.npy") + " -v " + p("v.npy") + out,
+       "row 4, column 1"},
+      {base() + " --kernel gaussian -b -1" + out, "bandwidth"},
+      {base() + " --kernel gaussian -b 0" + out, "bandwidth"},
+      {base() + " --kernel gaussian:h=0" + out, "bandwidth"},
+      {base() + " --kernel gausian" + out, "unknown kernel"},
+      {base() + " --mask sideways" + out, "unknown mask"},
+      {base() + " --mask window:x" + out, "window"},
+      {base() + " -b 0.5" + out, "--bandwidth applies to distance kernels"},
+      {base() + " -o " + p("out.txt"), ".npy or .csv"},
+      {base() + " -o " + p("no/such/dir/out.npy"), "out.npy"},
+      {base() + out + " --weights " + p("w.npy") + " --weight-rows 3,99", "--weight-rows"},
+  };
+  for (const auto& [args, needle] : cases) {
+    SCOPED_TRACE(args);
+    const auto r = run_kf(args);
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(p("bad_out.npy")));
+    EXPECT_FALSE(fs::exists(p("w.npy")));
+    for (const auto& e : fs::directory_iterator(dir))
+      EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "leftover temp file";
+    fs::remove(p("bad_out.npy"));
+  }
+  EXPECT_NE(run_kf("attend").code, 0);
+  EXPECT_NE(run_kf("frobnicate").code, 0);
+}
+
+TEST(KfDemo, PrintsTheSeed001Table) {
+  const auto r = run_kf("demo --rows 5");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("NW gaussian"), std::string::npos);
+  EXPECT_NE(r.output.find("max |NW - attention|"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kf
