@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: installs what is missing, checks formatting,
+# builds and runs every test (dev preset: -Werror), then builds and runs every test again under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+#   KF_SKIP_ASAN=1   skip the sanitizer pass (local iteration only; CI runs it)
+#   KF_SKIP_SLOW=1   skip tests labelled slow
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+
+bash scripts/install_deps.sh build
+
+echo "== format check (clang-format, .clang-format) =="
+bash scripts/check_format.sh
+
+ctest_args=(--output-on-failure -j"$jobs")
+[ "${KF_SKIP_SLOW:-0}" = 1 ] && ctest_args+=(-LE slow)
+
+echo "== dev build: warnings as errors =="
+cmake --preset dev >/dev/null
+cmake --build --preset dev -j"$jobs"
+ctest --preset dev "${ctest_args[@]}"
+
+if [ "${KF_SKIP_ASAN:-0}" != 1 ]; then
+  echo "== asan build: AddressSanitizer + UndefinedBehaviorSanitizer =="
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j"$jobs"
+  ctest --preset asan "${ctest_args[@]}"
+fi
