@@ -5,8 +5,9 @@
 //   reference    the plain double-precision loops kept for testing
 //   sgemm        OpenBLAS sgemm of the same FLOP count: the machine's ceiling
 // exp_dot kernel, d = dv = 64, float32. FLOPs counted as 4·n·m·d (Q·Kᵀ and P·V). Peak extra
-// memory is counted by replacing global operator new/delete (heap bytes above the inputs and
-// output), reported as peak_extra_MiB.
+// memory beyond inputs and output: peak_heap_MiB (every operator new, counted) and peak_rss_MiB
+// (growth of peak resident memory; meaningful for the first benchmark of a process, e.g. with
+// --benchmark_filter=memory_64k).
 //   build/release/bench/bench_smooth                        # the table for issue notes
 //   build/release/bench/bench_smooth --benchmark_filter=memory_64k   # n = m = 65,536
 #include <benchmark/benchmark.h>
@@ -14,7 +15,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <random>
 #include <vector>
@@ -22,27 +25,74 @@
 #include "detail/blas.hpp"
 #include "kernelformer/smooth.hpp"
 
+// Heap accounting: every operator new in the process (the library allocates only through it,
+// including its 64-byte-aligned tiles) adds to a live count whose peak is tracked.
 namespace {
 std::atomic<long long> g_live{0}, g_peak{0};
-}  // namespace
+constexpr std::size_t kHeader = 64;  // keeps the caller's alignment (≤ 64)
 
-void* operator new(std::size_t n) {
-  void* p = std::malloc(n + 16);
-  if (!p) throw std::bad_alloc();
-  *static_cast<std::size_t*>(p) = n;
+void* counted_alloc(std::size_t n, std::size_t align) {
+  void* raw = std::aligned_alloc(align < kHeader ? kHeader : align, kHeader + ((n + 63) / 64) * 64);
+  if (!raw) throw std::bad_alloc();
+  *static_cast<std::size_t*>(raw) = n;
   const long long live = g_live += static_cast<long long>(n);
   long long peak = g_peak.load();
   while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
   }
-  return static_cast<char*>(p) + 16;
+  return static_cast<char*>(raw) + kHeader;
 }
-void operator delete(void* p) noexcept {
+void counted_free(void* p) {
   if (!p) return;
-  char* base = static_cast<char*>(p) - 16;
-  g_live -= static_cast<long long>(*reinterpret_cast<std::size_t*>(base));
-  std::free(base);
+  char* raw = static_cast<char*>(p) - kHeader;
+  g_live -= static_cast<long long>(*reinterpret_cast<std::size_t*>(raw));
+  std::free(raw);
 }
-void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc(n, 16); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  return counted_alloc(n, static_cast<std::size_t>(a));
+}
+void operator delete(void* p) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
+
+namespace {
+
+// Peak resident memory growth: counts everything (BLAS buffers, thread stacks) but only means
+// something in a fresh process (freed memory stays resident). Writing "5" to
+// /proc/self/clear_refs resets VmHWM to the current RSS.
+long long status_kib(const char* key) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long long v = -1;
+  const std::size_t len = std::strlen(key);
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, key, len) == 0) v = std::atoll(line + len);
+  std::fclose(f);
+  return v;
+}
+
+struct memory_probe {
+  long long heap0, rss0;
+  memory_probe() {
+    if (std::FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+      std::fputs("5", f);
+      std::fclose(f);
+    }
+    rss0 = status_kib("VmRSS:");
+    g_peak = g_live.load();
+    heap0 = g_live.load();
+  }
+  void report(benchmark::State& st) const {
+    st.counters["peak_heap_MiB"] = double(g_peak.load() - heap0) / (1024.0 * 1024.0);
+    st.counters["peak_rss_MiB"] = double(status_kib("VmHWM:") - rss0) / 1024.0;
+  }
+};
+
+}  // namespace
 
 namespace {
 
@@ -53,47 +103,44 @@ struct inputs {
   inputs(index n, index m, index d, index dv) : q(n, d), k(m, d), v(m, dv), out(n, dv) {
     std::mt19937 rng(1);
     std::normal_distribution<float> g(0.f, 1.f);
-    for (auto* a : {&q, &k, &v})
+    for (auto* a : {&q, &k, &v, &out})
       for (float& x : a->values()) x = g(rng);
   }
 };
 
 double flops(index n, index m, index d) { return 4.0 * double(n) * double(m) * double(d); }
 
-void report(benchmark::State& st, index n, index m, index d, long long base) {
+void report(benchmark::State& st, index n, index m, index d, const memory_probe& mem) {
   st.counters["GFLOP/s"] = benchmark::Counter(flops(n, m, d) * double(st.iterations()) * 1e-9,
                                               benchmark::Counter::kIsRate);
-  st.counters["peak_extra_MiB"] = double(g_peak.load() - base) / (1024.0 * 1024.0);
+  mem.report(st);
 }
 
 void BM_fused(benchmark::State& st) {
   const index n = st.range(0), d = 64;
   inputs in(n, n, d, d);
   const kf::mask msk = st.range(1) ? kf::mask::causal() : kf::mask::none();
-  g_peak = g_live.load();
-  const long long base = g_live.load();
+  const memory_probe mem;
   for (auto _ : st)
     kf::smooth_forward<float>(in.out.view(), {}, in.q.cview(), in.k.cview(), in.v.cview(),
                               kf::kernel_exp_dot{}, msk);
-  report(st, n, n, d, base);
+  report(st, n, n, d, mem);
 }
 
 void BM_fused_gaussian(benchmark::State& st) {
   const index n = st.range(0), d = 64;
   inputs in(n, n, d, d);
-  g_peak = g_live.load();
-  const long long base = g_live.load();
+  const memory_probe mem;
   for (auto _ : st)
     kf::smooth_forward<float>(in.out.view(), {}, in.q.cview(), in.k.cview(), in.v.cview(),
                               kf::kernel_gaussian{8.0}, kf::mask::none());
-  report(st, n, n, d, base);
+  report(st, n, n, d, mem);
 }
 
 void BM_materialized(benchmark::State& st) {
   const index n = st.range(0), d = 64;
   inputs in(n, n, d, d);
-  g_peak = g_live.load();
-  const long long base = g_live.load();
+  const memory_probe mem;
   for (auto _ : st) {
     std::vector<float> s(static_cast<std::size_t>(n * n));
     kf::detail::gemm(false, true, n, n, d, 1.0f / 8.0f, in.q.data(), d, in.k.data(), d, 0.0f,
@@ -109,18 +156,17 @@ void BM_materialized(benchmark::State& st) {
                      d);
     benchmark::DoNotOptimize(in.out.data());
   }
-  report(st, n, n, d, base);
+  report(st, n, n, d, mem);
 }
 
 void BM_reference(benchmark::State& st) {
   const index n = st.range(0), d = 64;
   inputs in(n, n, d, d);
-  g_peak = g_live.load();
-  const long long base = g_live.load();
+  const memory_probe mem;
   for (auto _ : st)
     kf::reference::smooth_forward<float>(in.out.view(), {}, in.q.cview(), in.k.cview(),
                                          in.v.cview(), kf::kernel_exp_dot{}, kf::mask::none());
-  report(st, n, n, d, base);
+  report(st, n, n, d, mem);
 }
 
 // The ceiling: one sgemm doing the same number of FLOPs (n×n×2d).
@@ -142,12 +188,11 @@ void BM_sgemm(benchmark::State& st) {
 void BM_memory_64k(benchmark::State& st) {
   const index n = 65536, d = 64;
   inputs in(n, n, d, d);
-  g_peak = g_live.load();
-  const long long base = g_live.load();
+  const memory_probe mem;
   for (auto _ : st)
     kf::smooth_forward<float>(in.out.view(), {}, in.q.cview(), in.k.cview(), in.v.cview(),
                               kf::kernel_exp_dot{}, kf::mask::none());
-  report(st, n, n, d, base);
+  report(st, n, n, d, mem);
 }
 
 }  // namespace

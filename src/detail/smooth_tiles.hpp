@@ -10,6 +10,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <variant>
@@ -211,7 +212,18 @@ struct plan {
 // vectorized exp never peels a scalar head whose length would depend on malloc's address —
 // results are bit-reproducible run to run and across thread counts.
 template <class T>
-using aligned_vector = std::vector<T, Eigen::aligned_allocator<T>>;
+struct aligned_allocator {
+  using value_type = T;
+  static constexpr std::align_val_t align{64};
+  aligned_allocator() = default;
+  template <class U>
+  aligned_allocator(const aligned_allocator<U>&) {}  // NOLINT(google-explicit-constructor)
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), align)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, align); }
+  bool operator==(const aligned_allocator&) const { return true; }
+};
+template <class T>
+using aligned_vector = std::vector<T, aligned_allocator<T>>;
 
 template <class T>
 struct scratch {
