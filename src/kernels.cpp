@@ -59,7 +59,7 @@ void set_key(any_kernel& k, std::string_view key, double value) {
                     name, key));
   };
   if (key == "h" || key == "bandwidth") {
-    if (kernel_arg_of(k) != kernel_arg::sqdist || name == "uniform") fail();
+    if (kernel_arg_of(k) != kernel_arg::sqdist || kernel_param(k) == 0.0) fail();
     kernel_set_param(k, value);
   } else if (key == "t" || key == "temperature") {
     if (kernel_arg_of(k) != kernel_arg::dot) fail();
@@ -141,7 +141,7 @@ any_kernel resolve_one(any_kernel k, index d, bool for_float) {
     if (kernel_param(k) == 0.0) kernel_set_param(k, std::sqrt(static_cast<double>(d)));
     check_positive(name, "temperature", kernel_param(k));
     if (for_float) check_float_range(name, "temperature", kernel_param(k));
-  } else if (name != "uniform") {
+  } else if (name != "uniform" && name != "inverse_distance") {
     check_positive(name, "bandwidth", kernel_param(k));
     if (for_float) check_float_range(name, "bandwidth", kernel_param(k));
   }
@@ -191,7 +191,7 @@ void kernel_set_param(any_kernel& k, double value) {
 std::string kernel_describe(const kernel_spec& k) {
   auto one = [](const any_kernel& a) {
     const std::string_view name = kernel_name(a);
-    if (name == "uniform") return std::string(name);
+    if (name == "uniform" || name == "inverse_distance") return std::string(name);
     const char* p = kernel_arg_of(a) == kernel_arg::dot ? "T" : "h";
     if (kernel_param(a) == 0.0) return fmt::format("{}({}=auto)", name, p);
     return fmt::format("{}({}={:g})", name, p, kernel_param(a));

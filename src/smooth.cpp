@@ -25,12 +25,15 @@ namespace detail::tiles {
 // ---- forward (no top-k) ----
 
 template <class T>
-smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, std::span<T> lse) {
+smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T> out_sq,
+                           std::span<T> lse) {
   std::atomic<index> empty{0};
   const index dv = pl.dv;
+  const bool want_sq = !out_sq.empty();
   parallel_blocks(pl, [&](scratch<T>& sc, index qb) {
     const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
     std::vector<T> acc(static_cast<std::size_t>(bq * dv), T(0));
+    std::vector<T> acc_sq(want_sq ? static_cast<std::size_t>(bq * dv) : 0, T(0));  // Σ p² v
     std::vector<T> mx(static_cast<std::size_t>(bq), kNegInf<T>),
         sum(static_cast<std::size_t>(bq), T(0));
     for (index kb = 0; kb < pl.key_blocks(); ++kb) {
@@ -55,6 +58,8 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, std::span<T> l
           sum[a] = sum[a] * scale + pa.sum();
           if (scale != T(1))
             for (index c = 0; c < dv; ++c) acc[a * dv + c] *= scale;
+          if (want_sq && scale != T(1))
+            for (index c = 0; c < dv; ++c) acc_sq[a * dv + c] *= scale * scale;
           mx[a] = nmax;
         }
       } else {
@@ -62,11 +67,19 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, std::span<T> l
       }
       detail::gemm(false, false, bq, dv, bk, T(1), pm, kBk, pl.v.row(j0), pl.v.ld, T(1), acc.data(),
                    dv);
+      if (want_sq) {  // the squared tile goes through sc.g (unused by the forward pass)
+        for (index a = 0; a < bq; ++a)
+          array_map<T>(sc.g.data() + a * kBk, bk) = array_map<T>(pm + a * kBk, bk).square();
+        detail::gemm(false, false, bq, dv, bk, T(1), sc.g.data(), kBk, pl.v.row(j0), pl.v.ld, T(1),
+                     acc_sq.data(), dv);
+      }
     }
     for (index a = 0; a < bq; ++a) {
       const bool is_empty = !(sum[a] > T(0));
       const T inv = is_empty ? T(0) : T(1) / sum[a];
       for (index c = 0; c < dv; ++c) out(i0 + a, c) = acc[a * dv + c] * inv;
+      if (want_sq)
+        for (index c = 0; c < dv; ++c) out_sq(i0 + a, c) = acc_sq[a * dv + c] * inv * inv;
       if (!lse.empty())
         lse[static_cast<std::size_t>(i0 + a)] =
             is_empty ? kNegInf<T> : (pl.rk.log_domain ? mx[a] : T(0)) + std::log(sum[a]);
@@ -77,27 +90,37 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, std::span<T> l
 }
 
 template smooth_stats forward_dense<float>(const plan<float>&, matrix_view<float>,
-                                           std::span<float>);
+                                           matrix_view<float>, std::span<float>);
 template smooth_stats forward_dense<double>(const plan<double>&, matrix_view<double>,
-                                            std::span<double>);
+                                            matrix_view<double>, std::span<double>);
 
 }  // namespace detail::tiles
 
 using detail::tiles::plan;
 
 template <class T>
-smooth_stats smooth_forward(matrix_view<T> out, std::span<T> lse, const_matrix_view<T> q,
-                            const_matrix_view<T> k, const_matrix_view<T> v, const kernel_spec& kern,
-                            const mask& msk, const smooth_options& opt) {
+smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse,
+                               const_matrix_view<T> q, const_matrix_view<T> k,
+                               const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
+                               const smooth_options& opt) {
   const plan<T> pl(q, k, v, true, kern, msk, opt);
   detail::check_shape(out.rows == q.rows && out.cols == v.cols,
                       "out is " + std::to_string(out.rows) + " x " + std::to_string(out.cols) +
                           ", expected n x dv = " + std::to_string(q.rows) + " x " +
                           std::to_string(v.cols));
+  detail::check_shape(out_sq.empty() || (out_sq.rows == q.rows && out_sq.cols == v.cols),
+                      "out_sq must be n x dv");
   detail::check_shape(lse.empty() || static_cast<index>(lse.size()) == q.rows,
                       "lse must have n entries");
-  if (msk.topk_k() > 0) return detail::tiles::forward_topk(pl, out, lse);
-  return detail::tiles::forward_dense(pl, out, lse);
+  if (msk.topk_k() > 0) return detail::tiles::forward_topk(pl, out, out_sq, lse);
+  return detail::tiles::forward_dense(pl, out, out_sq, lse);
+}
+
+template <class T>
+smooth_stats smooth_forward(matrix_view<T> out, std::span<T> lse, const_matrix_view<T> q,
+                            const_matrix_view<T> k, const_matrix_view<T> v, const kernel_spec& kern,
+                            const mask& msk, const smooth_options& opt) {
+  return smooth_forward_sq<T>(out, matrix_view<T>{}, lse, q, k, v, kern, msk, opt);
 }
 
 template <class T>

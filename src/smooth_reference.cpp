@@ -56,12 +56,15 @@ std::vector<index> select_row(index i, const_matrix_view<T> q, const_matrix_view
 namespace reference {
 
 template <class T>
-smooth_stats smooth_forward(matrix_view<T> out, std::span<T> lse, const_matrix_view<T> q,
-                            const_matrix_view<T> k, const_matrix_view<T> v, const kernel_spec& kern,
-                            const mask& msk, const smooth_options& opt) {
+smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse,
+                               const_matrix_view<T> q, const_matrix_view<T> k,
+                               const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
+                               const smooth_options& opt) {
   const auto rk = detail::resolve(kern, q.cols, std::is_same_v<T, float>);
   detail::validate_inputs(q, k, v, true, msk, opt, rk);
   detail::check_shape(out.rows == q.rows && out.cols == v.cols, "out must be n x dv");
+  detail::check_shape(out_sq.empty() || (out_sq.rows == q.rows && out_sq.cols == v.cols),
+                      "out_sq must be n x dv");
   detail::check_shape(lse.empty() || static_cast<index>(lse.size()) == q.rows,
                       "lse must have n entries");
   const auto sc = detail::scale_inputs(q, k, opt);
@@ -69,14 +72,25 @@ smooth_stats smooth_forward(matrix_view<T> out, std::span<T> lse, const_matrix_v
   for (index i = 0; i < q.rows; ++i) {
     const auto r = detail::evaluate_pairs(i, select_row(i, sc.q, sc.k, rk, msk), sc.q, sc.k, rk);
     for (index c = 0; c < v.cols; ++c) {
-      double acc = 0;
-      for (std::size_t a = 0; a < r.keys.size(); ++a) acc += r.p[a] * double(v(r.keys[a], c));
+      double acc = 0, acc_sq = 0;
+      for (std::size_t a = 0; a < r.keys.size(); ++a) {
+        acc += r.p[a] * double(v(r.keys[a], c));
+        acc_sq += r.p[a] * r.p[a] * double(v(r.keys[a], c));
+      }
       out(i, c) = static_cast<T>(acc);
+      if (!out_sq.empty()) out_sq(i, c) = static_cast<T>(acc_sq);
     }
     if (!lse.empty()) lse[static_cast<std::size_t>(i)] = static_cast<T>(r.lse);
     st.empty_rows += r.empty ? 1 : 0;
   }
   return st;
+}
+
+template <class T>
+smooth_stats smooth_forward(matrix_view<T> out, std::span<T> lse, const_matrix_view<T> q,
+                            const_matrix_view<T> k, const_matrix_view<T> v, const kernel_spec& kern,
+                            const mask& msk, const smooth_options& opt) {
+  return reference::smooth_forward_sq<T>(out, matrix_view<T>{}, lse, q, k, v, kern, msk, opt);
 }
 
 // Recomputes everything from q, k, v in double; out and lse are accepted for the common

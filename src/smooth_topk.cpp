@@ -69,7 +69,8 @@ std::vector<std::vector<index>> select_topk(const plan<T>& pl) {
 }  // namespace
 
 template <class T>
-smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, std::span<T> lse) {
+smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, matrix_view<T> out_sq,
+                          std::span<T> lse) {
   const auto sel = select_topk(pl);
   std::atomic<index> empty{0};
   parallel_blocks(pl, [&](scratch<T>&, index qb) {
@@ -77,9 +78,13 @@ smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, std::span<T> ls
     for (index i = i0; i < i0 + bq; ++i) {
       const auto r = evaluate_pairs(i, sel[static_cast<std::size_t>(i)], pl.in.q, pl.in.k, pl.rk);
       for (index c = 0; c < pl.dv; ++c) {
-        double acc = 0;
-        for (std::size_t a = 0; a < r.keys.size(); ++a) acc += r.p[a] * double(pl.v(r.keys[a], c));
+        double acc = 0, acc_sq = 0;
+        for (std::size_t a = 0; a < r.keys.size(); ++a) {
+          acc += r.p[a] * double(pl.v(r.keys[a], c));
+          acc_sq += r.p[a] * r.p[a] * double(pl.v(r.keys[a], c));
+        }
         out(i, c) = static_cast<T>(acc);
+        if (!out_sq.empty()) out_sq(i, c) = static_cast<T>(acc_sq);
       }
       if (!lse.empty()) lse[static_cast<std::size_t>(i)] = static_cast<T>(r.lse);
       if (r.empty) ++empty;
@@ -101,9 +106,10 @@ void backward_topk(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> d
   add_grads(g, dq, dk, pl.in, smooth_options{}, false);
 }
 
-template smooth_stats forward_topk<float>(const plan<float>&, matrix_view<float>, std::span<float>);
+template smooth_stats forward_topk<float>(const plan<float>&, matrix_view<float>,
+                                          matrix_view<float>, std::span<float>);
 template smooth_stats forward_topk<double>(const plan<double>&, matrix_view<double>,
-                                           std::span<double>);
+                                           matrix_view<double>, std::span<double>);
 template void backward_topk<float>(const plan<float>&, smooth_grads<float>&,
                                    const_matrix_view<float>);
 template void backward_topk<double>(const plan<double>&, smooth_grads<double>&,

@@ -39,6 +39,7 @@ std::vector<named_kernel> all_kernels() {
       {"tricube", kernel_tricube{1.1}},
       {"cosine", kernel_cosine{1.1}},
       {"uniform", kernel_uniform{}},
+      {"inverse_distance", kernel_inverse_distance{}},
       {"exp_dot", kernel_exp_dot{}},
       {"exp_dot_t", kernel_exp_dot{0.3}},
       {"linear", kernel_linear{}},

@@ -133,6 +133,7 @@ TEST(SmoothGrad, EveryKernelFiniteDifferences) {
       {"tricube", kernel_tricube{1.7}},
       {"cosine", kernel_cosine{1.7}},
       {"uniform", kernel_uniform{}},
+      {"inverse_distance", kernel_inverse_distance{}},
       {"exp_dot", kernel_exp_dot{1.3}},
       {"linear", kernel_linear{1.0, 2.5}},
       {"polynomial2", kernel_polynomial{0.8, 1.0, 2}},

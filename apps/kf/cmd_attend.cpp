@@ -145,7 +145,8 @@ void add_attend(CLI::App& app) {
   sub->add_option("--kernel", o->kernel,
                   "kernel NAME[:key=value,...], or a product A*B with --split; names: gaussian "
                   "(rbf), laplacian, cauchy, rational_quadratic, periodic, locally_periodic, "
-                  "boxcar, epanechnikov, biweight, triweight, tricube, cosine, uniform, exp_dot, "
+                  "boxcar, epanechnikov, biweight, triweight, tricube, cosine, uniform, "
+                  "inverse_distance, exp_dot, "
                   "linear, polynomial")
       ->capture_default_str();
   auto* bw = sub->add_option("--bandwidth,-b", o->bandwidth,

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -338,6 +339,31 @@ struct kernel_uniform {
   double dweight_dparam(double) const { return 0.0; }
 };
 
+// K = 1 / |q−k|: KNN's "distance" weights (scikit-learn weights='distance'). A key at distance 0
+// gets weight 1/√(tiny) (1e150 in double, 1e19 in float), so exact matches take all the weight, as
+// in scikit-learn. No parameter. Meant for use with a top-k mask.
+struct kernel_inverse_distance {
+  static constexpr std::string_view name = "inverse_distance";
+  static constexpr std::string_view doc = "1 / |q-k| (KNN distance weights; exact matches win)";
+  static constexpr kernel_arg arg = kernel_arg::sqdist;
+  static constexpr bool log_domain = true, compact = false;
+  double param() const { return 0.0; }
+  void set_param(double) {}
+  template <class T>
+  static constexpr T tiny() {
+    return std::is_same_v<T, float> ? T(1e-38) : T(1e-300);
+  }
+  template <class T>
+  T weight(T s) const {
+    return T(-0.5) * std::log(std::max(s, tiny<T>()));
+  }
+  template <class T>
+  T dweight(T s) const {
+    return s > tiny<T>() ? T(-0.5) / s : T(0);
+  }
+  double dweight_dparam(double) const { return 0.0; }
+};
+
 // ---- dot kernels, log domain ----
 
 // K = exp(q·k / T): the attention kernel. temperature 0 means "auto": √d.
@@ -425,7 +451,7 @@ using any_kernel =
     std::variant<kernel_gaussian, kernel_laplacian, kernel_cauchy, kernel_rational_quadratic,
                  kernel_periodic, kernel_locally_periodic, kernel_boxcar, kernel_epanechnikov,
                  kernel_biweight, kernel_triweight, kernel_tricube, kernel_cosine, kernel_uniform,
-                 kernel_exp_dot, kernel_linear, kernel_polynomial>;
+                 kernel_inverse_distance, kernel_exp_dot, kernel_linear, kernel_polynomial>;
 
 // What the smoothing primitive takes: one kernel, or the product of two kernels on two column
 // blocks of q and k — `first` on columns [0, split), `second` on [split, d) — e.g. content

@@ -59,6 +59,14 @@ smooth_stats smooth_forward(matrix_view<T> out, std::span<T> lse, const_matrix_v
                             const_matrix_view<T> k, const_matrix_view<T> v, const kernel_spec& kern,
                             const mask& msk, const smooth_options& opt = {});
 
+// Also out_sq = Σ_j p_ij² v_j (n×dv): with v_j = 1 it is Σ_j p_ij², the variance factor of a
+// linear smoother (Var out_i = σ² Σ_j p_ij² for independent noise of variance σ² on the values).
+template <class T>
+smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse,
+                               const_matrix_view<T> q, const_matrix_view<T> k,
+                               const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
+                               const smooth_options& opt = {});
+
 // dout: n×dv, out and lse from smooth_forward with the same inputs.
 template <class T>
 void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_matrix_view<T> out,
@@ -79,6 +87,11 @@ template <class T>
 smooth_stats smooth_forward(matrix_view<T> out, std::span<T> lse, const_matrix_view<T> q,
                             const_matrix_view<T> k, const_matrix_view<T> v, const kernel_spec& kern,
                             const mask& msk, const smooth_options& opt = {});
+template <class T>
+smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse,
+                               const_matrix_view<T> q, const_matrix_view<T> k,
+                               const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
+                               const smooth_options& opt = {});
 template <class T>
 void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_matrix_view<T> out,
                      std::span<const T> lse, const_matrix_view<T> q, const_matrix_view<T> k,

@@ -330,12 +330,14 @@ void parallel_blocks(const plan<T>& pl, Fn&& fn) {
 
 // Paths implemented in their own files (explicitly instantiated for float and double).
 template <class T>
-smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, std::span<T> lse);
+smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T> out_sq,
+                           std::span<T> lse);
 template <class T>
 void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> dout,
                     const_matrix_view<T> out, std::span<const T> lse);
 template <class T>
-smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, std::span<T> lse);
+smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, matrix_view<T> out_sq,
+                          std::span<T> lse);
 template <class T>
 void backward_topk(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> dout);
 
