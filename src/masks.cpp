@@ -184,9 +184,10 @@ mask mask::causal(index offset) {
 }
 
 mask mask::window(index left, index right) {
-  if (left < 0 || right < 0)
-    throw std::invalid_argument(
-        fmt::format("mask window: left = {} and right = {} must be >= 0", left, right));
+  if (left + right < 0)
+    throw std::invalid_argument(fmt::format(
+        "mask window: left = {} and right = {} leave an empty band (need left + right >= 0)", left,
+        right));
   auto nd = make_node(kind::window);
   nd->a = left;
   nd->b = right;

@@ -25,6 +25,10 @@ TEST(Masks, Predicates) {
   const mask both = mask::causal() & mask::window(2, 0);
   EXPECT_TRUE(both.allows(5, 3, 0));
   EXPECT_FALSE(both.allows(5, 2, 0));
+  const mask not_self = mask::causal(-1) | mask::window(-1, 100);
+  EXPECT_FALSE(not_self.allows(4, 4, 0));
+  EXPECT_TRUE(not_self.allows(4, 3, 0));
+  EXPECT_TRUE(not_self.allows(4, 5, 0));
   const mask either = mask::causal() | mask::radius(1);
   EXPECT_TRUE(either.allows(0, 9, 0.5));
   EXPECT_FALSE(either.allows(0, 9, 2));
@@ -63,7 +67,8 @@ TEST(Masks, ClassifyAgreesWithPredicate) {
                                    mask::key_padding({17}),
                                    mask::key_padding(lens),
                                    mask::causal() & mask::window(5, 0),
-                                   mask::causal(3) | mask::window(0, 2)};
+                                   mask::causal(3) | mask::window(0, 2),
+                                   mask::causal(-1) | mask::window(-1, 40)};
   for (const auto& mk : masks) {
     SCOPED_TRACE(mk.describe());
     for (index i0 = 0; i0 < 40; i0 += 7)

@@ -4,7 +4,8 @@
 // then an optional top-k stage that keeps, among the keys the predicates allow, the k with the
 // largest kernel value (or the k nearest: KNN). Predicates:
 //   none (all keys)          causal(offset):  j ≤ i + offset
-//   window(left, right):     i − left ≤ j ≤ i + right   (a band; window(w, w) is |i − j| ≤ w)
+//   window(left, right):     i − left ≤ j ≤ i + right   (a band; window(w, w) is |i − j| ≤ w;
+//                            window(−1, m) is j > i, so causal(−1) | window(−1, m) is j ≠ i)
 //   key_padding(lengths):    j < lengths[i] (one length for all rows, or one per row)
 //   radius(r):               |q_i − k_j| ≤ r           matrix(n, m, allowed): a user boolean matrix
 // Tiles that a predicate rules out entirely are skipped by the fast path (classify()).

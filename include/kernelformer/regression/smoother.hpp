@@ -1,0 +1,87 @@
+// kernelformer/regression/smoother.hpp — nonparametric regression on the one primitive.
+//
+//   Nadaraya–Watson (local constant): ŷ(x) = Σ_j K(x, x_j) y_j / Σ_j K(x, x_j)
+//   local linear: the kernel-weighted least-squares line at x (no boundary bias); from the
+//     primitive's weighted means of [1, y, x, x xᵀ, x y]: ŷ(x) = ȳ + (x − x̄)ᵀ S_xx⁻¹ S_xy
+//   KNN: the uniform (or inverse-distance) kernel under a top-k-by-distance mask
+// All are linear smoothers ŷ(x) = Σ_j ℓ_j(x) y_j. A fit carries the bandwidth and how it was
+// chosen, the effective degrees of freedom tr(L), leave-one-out residuals (closed form,
+// (y_i − ŷ_i)/(1 − L_ii), never n refits), R², σ̂² = RSS/(n − df), and predictions carry pointwise
+// standard errors σ̂·√(Σ_j ℓ_j(x)²) for a confidence band.
+// Where no training point has nonzero weight (compact kernel far from the data), the prediction
+// is undefined: `defined` is 0 there and `fit`/`se` are 0 — never NaN. Double precision.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernelformer/kernels.hpp"
+#include "kernelformer/regression/bandwidth.hpp"
+#include "kernelformer/tensor.hpp"
+
+namespace kf {
+
+enum class regression_method { nw, local_linear, knn };
+
+struct regression_spec {
+  regression_method method = regression_method::nw;
+  any_kernel kernel = kernel_gaussian{};  // nw, local_linear: any distance kernel
+  std::vector<double> bandwidth;          // one per column of x, or one for all (nw, ll)
+  index k = 10;                           // knn
+  bool knn_distance_weights = false;      // knn: weights 1/|x − x_j| instead of uniform
+};
+
+// The smoother evaluated at query points.
+struct regression_eval {
+  std::vector<double> fit;             // ŷ(x)
+  std::vector<double> sum_l2;          // Σ_j ℓ_j(x)²: Var ŷ(x) = σ² · sum_l2
+  std::vector<double> self_weight;     // ℓ_i(x_i) when the queries are the training points
+  std::vector<unsigned char> defined;  // 0 where no training point has nonzero weight
+  index undefined = 0;
+  index ll_fallback = 0;  // local-linear points whose local design was singular (fit is NW)
+};
+
+// Evaluates the smoother of `spec` trained on (x, y) at the rows of xq. With `at_training`,
+// xq must be x itself and self_weight (the hat-matrix diagonal) is filled.
+regression_eval regression_evaluate(const regression_spec& spec, const_matrix_view<double> x,
+                                    std::span<const double> y, const_matrix_view<double> xq,
+                                    bool at_training);
+
+struct regression_fit {
+  regression_spec spec;  // with the chosen bandwidth
+  matrix<double> x;
+  std::vector<double> y;
+  bandwidth_criterion criterion = bandwidth_criterion::fixed;
+  double criterion_value = 0;          // LOO-CV: mean squared LOO residual; GCV; AICc; else LOO-CV
+  bool at_search_boundary = false;     // the optimum sat at an end of the searched range
+  std::vector<criterion_point> curve;  // the criterion over the searched grid
+  std::vector<double> fitted, loo_residuals, hat_diag;
+  double df = 0, rss = 0, r2 = 0, sigma2 = 0, loo_cv = 0, gcv = 0, aicc = 0;
+  index undefined = 0;
+};
+
+struct regression_prediction {
+  std::vector<double> fit, se;
+  std::vector<unsigned char> defined;
+  index undefined = 0;
+};
+
+// Fits: chooses the bandwidth by `criterion` (fixed: spec.bandwidth as given) and computes the
+// diagnostics. Throws std::invalid_argument naming the problem (too few points for the
+// criterion, all x equal, non-finite data, bad parameters).
+regression_fit regression_fit_data(regression_spec spec, const_matrix_view<double> x,
+                                   std::span<const double> y, bandwidth_criterion criterion,
+                                   const progress_fn& progress = {});
+
+regression_prediction regression_predict(const regression_fit& fit, const_matrix_view<double> xq);
+
+// The criteria of a smoother with the given bandwidth (∞ where undefined, e.g. L_ii = 1).
+struct criterion_values {
+  double loo_cv, gcv, aicc, df, rss;
+  index undefined;
+};
+criterion_values regression_criteria(const regression_spec& spec, const_matrix_view<double> x,
+                                     std::span<const double> y);
+
+}  // namespace kf

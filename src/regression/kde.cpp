@@ -1,0 +1,219 @@
+// Kernel density estimation: the primitive's log-denominator, normalized.
+#include "kernelformer/regression/kde.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <stdexcept>
+
+#include "kernelformer/masks.hpp"
+#include "kernelformer/smooth.hpp"
+
+namespace kf {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+void check(const any_kernel& k, const_matrix_view<double> x) {
+  if (x.rows < 1) throw std::invalid_argument("kde: no data points");
+  for (index i = 0; i < x.rows; ++i)
+    for (index c = 0; c < x.cols; ++c)
+      if (!std::isfinite(x(i, c)))
+        throw std::invalid_argument(fmt::format("kde: x[{}, {}] is not finite", i, c));
+  if (x.cols > 1 && kernel_name(k) != "gaussian")
+    throw std::invalid_argument(
+        fmt::format("kde: in {} dimensions only the gaussian (product) kernel is supported, not {}",
+                    x.cols, kernel_name(k)));
+  (void)kernel_integral_1d(k);  // throws for non-densities
+}
+
+// The kernel and options that make the primitive compute Σ_j K((x − x_j)/h).
+void setup(const any_kernel& k, const std::vector<double>& h, any_kernel& out,
+           smooth_options& opt) {
+  out = k;
+  for (double v : h)
+    if (!(std::isfinite(v) && v > 0))
+      throw std::invalid_argument(fmt::format("kde: bandwidth {} must be positive and finite", v));
+  if (h.size() == 1) {
+    kernel_set_param(out, h[0]);
+  } else {
+    kernel_set_param(out, 1.0);
+    opt.bandwidth_per_dim = h;
+  }
+}
+
+// log Σ_j K((q_i − x_j)/h) for every query (−inf where no key contributes).
+std::vector<double> log_sums(const any_kernel& k, const std::vector<double>& h,
+                             const_matrix_view<double> q, const_matrix_view<double> x,
+                             const mask& msk) {
+  any_kernel kk;
+  smooth_options opt;
+  setup(k, h, kk, opt);
+  matrix<double> v(x.rows, 0), out(q.rows, 0);
+  std::vector<double> lse(static_cast<std::size_t>(q.rows));
+  smooth_forward<double>(out.view(), lse, q, x, v.cview(), kk, msk, opt);
+  return lse;
+}
+
+double log_norm(const any_kernel& k, const std::vector<double>& h, double n) {
+  double l = std::log(n);
+  for (double v : h) l += std::log(v);
+  if (h.size() == 1) return l + std::log(kernel_integral_1d(k));
+  return l + 0.5 * double(h.size()) * std::log(2 * std::numbers::pi);
+}
+
+mask leave_one_out(index m) { return mask::causal(-1) | mask::window(-1, m); }
+
+}  // namespace
+
+double kernel_integral_1d(const any_kernel& k) {
+  const std::string_view n = kernel_name(k);
+  if (n == "gaussian") return std::sqrt(2 * std::numbers::pi);
+  if (n == "laplacian") return 2.0;
+  if (n == "cauchy") return std::numbers::pi;
+  if (n == "boxcar") return 2.0;
+  if (n == "epanechnikov") return 4.0 / 3.0;
+  if (n == "biweight") return 16.0 / 15.0;
+  if (n == "triweight") return 32.0 / 35.0;
+  if (n == "tricube") return 81.0 / 70.0;
+  if (n == "cosine") return 4.0 / std::numbers::pi;
+  if (const auto* rq = std::get_if<kernel_rational_quadratic>(&k); rq && rq->alpha > 0.5)
+    return std::sqrt(2 * rq->alpha * std::numbers::pi) * std::tgamma(rq->alpha - 0.5) /
+           std::tgamma(rq->alpha);
+  throw std::invalid_argument(fmt::format(
+      "kernel {} is not a probability density kernel (use gaussian, epanechnikov, biweight, "
+      "triweight, tricube, cosine, boxcar, laplacian, cauchy, rational_quadratic with alpha > "
+      "1/2)",
+      n));
+}
+
+std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> at) {
+  if (at.cols != fit.x.cols())
+    throw std::invalid_argument(
+        fmt::format("kde: evaluation points have {} columns, data {}", at.cols, fit.x.cols()));
+  const auto lse = log_sums(fit.kernel, fit.bandwidth, at, fit.x.cview(), mask::none());
+  const double ln = log_norm(fit.kernel, fit.bandwidth, double(fit.x.rows()));
+  std::vector<double> f(lse.size());
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::exp(lse[i] - ln);  // exp(−inf) = 0
+  return f;
+}
+
+double kde_cv_ml(const any_kernel& kernel, const_matrix_view<double> x,
+                 const std::vector<double>& h) {
+  const index n = x.rows;
+  if (n < 2) return kInf;
+  const auto lse = log_sums(kernel, h, x, x, leave_one_out(n));
+  const double ln = log_norm(kernel, h, double(n - 1));
+  double s = 0;
+  for (double l : lse) {
+    if (!std::isfinite(l)) return kInf;  // a point with zero leave-one-out density
+    s += l - ln;
+  }
+  return -s / double(n);
+}
+
+double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
+                 const std::vector<double>& h) {
+  const index n = x.rows;
+  if (n < 2) return kInf;
+  const double nn = double(n);
+  // (2/n) Σ f̂₋ᵢ(x_i)
+  const auto loo = log_sums(kernel, h, x, x, leave_one_out(n));
+  const double ln_loo = log_norm(kernel, h, nn - 1);
+  double cross = 0;
+  for (double l : loo) cross += std::exp(l - ln_loo);
+  cross *= 2.0 / nn;
+  // ∫ f̂²
+  double integral = 0;
+  const std::string_view name = kernel_name(kernel);
+  if (name == "gaussian" || name == "cauchy") {
+    // K_h * K_h is the same family with √2·h (gaussian) or 2h (cauchy).
+    std::vector<double> h2 = h;
+    for (double& v : h2) v *= name == "gaussian" ? std::sqrt(2.0) : 2.0;
+    const auto lse = log_sums(kernel, h2, x, x, mask::none());
+    const double ln = log_norm(kernel, h2, nn * nn);
+    for (double l : lse) integral += std::exp(l - ln);
+  } else {
+    if (x.cols != 1)
+      throw std::invalid_argument("kde cv-ls: multivariate needs the gaussian kernel");
+    if (!kernel_compact(kernel) && name != "laplacian")
+      throw std::invalid_argument(fmt::format(
+          "kde cv-ls supports gaussian, cauchy, laplacian and the compact kernels, not {}", name));
+    double lo = x(0, 0), hi = x(0, 0);
+    for (index i = 0; i < n; ++i) lo = std::min(lo, x(i, 0)), hi = std::max(hi, x(i, 0));
+    const double reach = kernel_compact(kernel) ? h[0] : 40 * h[0];
+    lo -= reach;
+    hi += reach;
+    const auto steps = static_cast<index>(std::min(2e5, std::ceil((hi - lo) / (h[0] / 40))));
+    const index g = steps + (steps % 2);  // even number of intervals for Simpson
+    matrix<double> grid(g + 1, 1);
+    for (index i = 0; i <= g; ++i) grid(i, 0) = lo + (hi - lo) * double(i) / double(g);
+    kde_fit f;
+    f.kernel = kernel;
+    f.bandwidth = h;
+    f.x = matrix<double>(n, 1);
+    for (index i = 0; i < n; ++i) f.x(i, 0) = x(i, 0);
+    const auto dens = kde_evaluate(f, grid.cview());
+    const double step = (hi - lo) / double(g);
+    for (index i = 0; i <= g; ++i) {
+      const double w = (i == 0 || i == g) ? 1.0 : (i % 2 ? 4.0 : 2.0);
+      integral += w * dens[static_cast<std::size_t>(i)] * dens[static_cast<std::size_t>(i)];
+    }
+    integral *= step / 3.0;
+  }
+  return integral - cross;
+}
+
+kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
+                     bandwidth_criterion criterion, std::vector<double> bandwidth,
+                     const progress_fn& progress) {
+  check(kernel, x);
+  kde_fit f;
+  f.kernel = kernel;
+  f.criterion = criterion;
+  f.x = matrix<double>(x.rows, x.cols);
+  for (index i = 0; i < x.rows; ++i)
+    for (index c = 0; c < x.cols; ++c) f.x(i, c) = x(i, c);
+  switch (criterion) {
+    case bandwidth_criterion::fixed:
+      if (bandwidth.size() == 1 && x.cols > 1)
+        bandwidth.assign(static_cast<std::size_t>(x.cols), bandwidth[0]);
+      if (static_cast<index>(bandwidth.size()) != x.cols)
+        throw std::invalid_argument(
+            fmt::format("kde: {} bandwidths for {} columns", bandwidth.size(), x.cols));
+      f.bandwidth = bandwidth;
+      break;
+    case bandwidth_criterion::silverman:
+    case bandwidth_criterion::scott:
+      f.bandwidth = bandwidth_rule(x, criterion);
+      break;
+    case bandwidth_criterion::cv_ml:
+    case bandwidth_criterion::cv_ls: {
+      if (x.rows < 3)
+        throw std::invalid_argument(fmt::format("kde bandwidth by {} needs at least 3 points",
+                                                bandwidth_criterion_name(criterion)));
+      auto objective = [&](const std::vector<double>& h) {
+        return criterion == bandwidth_criterion::cv_ml ? kde_cv_ml(kernel, x, h)
+                                                       : kde_cv_ls(kernel, x, h);
+      };
+      const auto r = bandwidth_search(objective, bandwidth_rule(x, bandwidth_criterion::silverman),
+                                      bandwidth_criterion_name(criterion), progress);
+      f.bandwidth = r.bandwidth;
+      f.curve = r.curve;
+      f.at_search_boundary = r.at_boundary;
+      break;
+    }
+    default:
+      throw std::invalid_argument(
+          fmt::format("{} is a regression criterion; for density use "
+                      "silverman, scott, cv-ml or cv-ls",
+                      bandwidth_criterion_name(criterion)));
+  }
+  f.criterion_value = criterion == bandwidth_criterion::cv_ls ? kde_cv_ls(kernel, x, f.bandwidth)
+                                                              : kde_cv_ml(kernel, x, f.bandwidth);
+  return f;
+}
+
+}  // namespace kf

@@ -1,0 +1,311 @@
+// Nadaraya–Watson, local-linear and KNN regression as callers of the smoothing primitive.
+//
+// Local linear from weighted means: with p_j the primitive's normalized weights at x0 and
+// x centered on the training mean, m_x = Σ p x, m_y = Σ p y, S_xx = Σ p x xᵀ − m_x m_xᵀ,
+// S_xy = Σ p x y − m_x m_y, the weighted least-squares line through the window gives
+//   ŷ(x0) = m_y + (x0 − m_x)ᵀ β,   β = S_xx⁻¹ S_xy,
+//   ℓ_j(x0) = p_j (1 + aᵀ(x_j − m_x)),   a = S_xx⁻¹ (x0 − m_x),
+// so one primitive call with values [1, y, x, x xᵀ, x y] (and its Σ p² companion) gives the
+// fit, the hat-matrix diagonal and Σ ℓ_j² for the standard error.
+#include "kernelformer/regression/smoother.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "kernelformer/smooth.hpp"
+
+namespace kf {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+void check_data(const_matrix_view<double> x, std::span<const double> y) {
+  if (x.rows < 1) throw std::invalid_argument("regression: no data points");
+  if (x.cols < 1) throw std::invalid_argument("regression: x has no columns");
+  if (static_cast<index>(y.size()) != x.rows)
+    throw std::invalid_argument(
+        fmt::format("regression: x has {} rows but y has {} values", x.rows, y.size()));
+  for (index i = 0; i < x.rows; ++i) {
+    for (index c = 0; c < x.cols; ++c)
+      if (!std::isfinite(x(i, c)))
+        throw std::invalid_argument(fmt::format("regression: x[{}, {}] is not finite", i, c));
+    if (!std::isfinite(y[static_cast<std::size_t>(i)]))
+      throw std::invalid_argument(fmt::format("regression: y[{}] is not finite", i));
+  }
+}
+
+// The per-column bandwidths of spec (broadcasting a single value).
+std::vector<double> bandwidths(const regression_spec& spec, index d) {
+  if (spec.bandwidth.size() == 1)
+    return std::vector<double>(static_cast<std::size_t>(d), spec.bandwidth[0]);
+  if (static_cast<index>(spec.bandwidth.size()) != d)
+    throw std::invalid_argument(fmt::format(
+        "regression: {} bandwidths given for {} x columns (give one, or one per column)",
+        spec.bandwidth.size(), d));
+  for (double h : spec.bandwidth)
+    if (!(std::isfinite(h) && h > 0))
+      throw std::invalid_argument(
+          fmt::format("regression: bandwidth {} must be positive and finite", h));
+  return spec.bandwidth;
+}
+
+// Log of the kernel's own weight at distance 0 (the training point's weight on itself).
+double log_self_weight(const any_kernel& k) {
+  return std::visit(
+      [](const auto& kk) {
+        const double w = kk.template weight<double>(0.0);
+        return std::decay_t<decltype(kk)>::log_domain ? w : std::log(w);
+      },
+      k);
+}
+
+}  // namespace
+
+regression_eval regression_evaluate(const regression_spec& spec, const_matrix_view<double> x,
+                                    std::span<const double> y, const_matrix_view<double> xq,
+                                    bool at_training) {
+  check_data(x, y);
+  const index n = x.rows, d = x.cols, nq = xq.rows;
+  if (xq.cols != d)
+    throw std::invalid_argument(
+        fmt::format("regression: prediction points have {} columns but x has {}", xq.cols, d));
+  if (at_training && nq != n) throw std::logic_error("at_training needs xq = x");
+
+  kernel_spec kern;
+  mask msk;
+  smooth_options opt;
+  if (spec.method == regression_method::knn) {
+    if (spec.k < 1 || spec.k > n)
+      throw std::invalid_argument(
+          fmt::format("knn: k = {} must be in 1..{} (the number of points)", spec.k, n));
+    kern = spec.knn_distance_weights ? kernel_spec(kernel_inverse_distance{})
+                                     : kernel_spec(kernel_uniform{});
+    msk = mask::none().topk(spec.k, topk_rank::distance);
+  } else {
+    if (kernel_arg_of(spec.kernel) != kernel_arg::sqdist)
+      throw std::invalid_argument(
+          fmt::format("regression needs a distance kernel (gaussian, epanechnikov, …), not {}",
+                      kernel_name(spec.kernel)));
+    const auto h = bandwidths(spec, d);
+    any_kernel k = spec.kernel;
+    if (d == 1) {
+      kernel_set_param(k, h[0]);
+    } else {
+      kernel_set_param(k, 1.0);
+      opt.bandwidth_per_dim = h;
+    }
+    kern = k;
+  }
+  const bool ll = spec.method == regression_method::local_linear;
+
+  // Training means (local linear works in centered coordinates).
+  std::vector<double> mean(static_cast<std::size_t>(d), 0.0);
+  if (ll) {
+    for (index i = 0; i < n; ++i)
+      for (index c = 0; c < d; ++c) mean[static_cast<std::size_t>(c)] += x(i, c) / double(n);
+  }
+  // Value columns: [1, y] for nw/knn; [1, y, x (d), x xᵀ upper (d(d+1)/2), x y (d)] for ll.
+  const index npair = d * (d + 1) / 2;
+  const index nv = ll ? 2 + d + npair + d : 2;
+  const index cx = 2, cxx = 2 + d, cxy = 2 + d + npair;
+  matrix<double> v(n, nv);
+  for (index i = 0; i < n; ++i) {
+    const double yi = y[static_cast<std::size_t>(i)];
+    v(i, 0) = 1.0;
+    v(i, 1) = yi;
+    if (!ll) continue;
+    index t = 0;
+    for (index a = 0; a < d; ++a) {
+      const double xa = x(i, a) - mean[static_cast<std::size_t>(a)];
+      v(i, cx + a) = xa;
+      v(i, cxy + a) = xa * yi;
+      for (index b = a; b < d; ++b)
+        v(i, cxx + t++) = xa * (x(i, b) - mean[static_cast<std::size_t>(b)]);
+    }
+  }
+  matrix<double> out(nq, nv), out_sq(nq, nv);
+  std::vector<double> lse(static_cast<std::size_t>(nq));
+  smooth_forward_sq<double>(out.view(), out_sq.view(), lse, xq, x, v.cview(), kern, msk, opt);
+
+  regression_eval r;
+  r.fit.assign(static_cast<std::size_t>(nq), 0.0);
+  r.sum_l2.assign(static_cast<std::size_t>(nq), 0.0);
+  r.defined.assign(static_cast<std::size_t>(nq), 0);
+  if (at_training) r.self_weight.assign(static_cast<std::size_t>(nq), 0.0);
+  const double lw0 = log_self_weight(kern.first);
+  const auto hvec = spec.method == regression_method::knn
+                        ? std::vector<double>(static_cast<std::size_t>(d), 1.0)
+                        : bandwidths(spec, d);
+  for (index i = 0; i < nq; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    if (!(out(i, 0) > 0.5)) {  // Σ p = 0: no training point has weight here
+      ++r.undefined;
+      continue;
+    }
+    r.defined[iu] = 1;
+    const double p_self = at_training ? std::exp(lw0 - lse[iu]) : 0.0;
+    double fit = out(i, 1), sum_l2 = out_sq(i, 0), self = p_self;
+    if (ll) {
+      Eigen::MatrixXd s(d, d), dsc = Eigen::MatrixXd::Zero(d, d);
+      Eigen::VectorXd mx(d), sxy(d), x0(d);
+      index t = 0;
+      for (index a = 0; a < d; ++a) {
+        mx(a) = out(i, cx + a);
+        x0(a) = xq(i, a) - mean[static_cast<std::size_t>(a)];
+        dsc(a, a) = 1.0 / hvec[static_cast<std::size_t>(a)];
+      }
+      for (index a = 0; a < d; ++a)
+        for (index b = a; b < d; ++b) {
+          s(a, b) = s(b, a) = out(i, cxx + t++) - mx(a) * mx(b);
+        }
+      for (index a = 0; a < d; ++a) sxy(a) = out(i, cxy + a) - mx(a) * out(i, 1);
+      // Singular local design (too few distinct points in the window): fall back to NW.
+      const Eigen::MatrixXd sn = dsc * s * dsc;  // in bandwidth units
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(sn, Eigen::EigenvaluesOnly);
+      if (es.eigenvalues().minCoeff() > 1e-9) {
+        const auto ldlt = s.ldlt();
+        const Eigen::VectorXd beta = ldlt.solve(sxy);
+        const Eigen::VectorXd av = ldlt.solve(x0 - mx);
+        fit = out(i, 1) + (x0 - mx).dot(beta);
+        // Σ ℓ² = Σ p² (c0 + aᵀx)², c0 = 1 − aᵀ m_x
+        const double c0 = 1.0 - av.dot(mx);
+        Eigen::VectorXd px(d);
+        Eigen::MatrixXd pxx(d, d);
+        t = 0;
+        for (index a = 0; a < d; ++a) {
+          px(a) = out_sq(i, cx + a);
+          for (index b = a; b < d; ++b) pxx(a, b) = pxx(b, a) = out_sq(i, cxx + t++);
+        }
+        sum_l2 = c0 * c0 * out_sq(i, 0) + 2 * c0 * av.dot(px) + av.dot(pxx * av);
+        if (at_training) self = p_self * (1.0 + av.dot(x0 - mx));
+      } else {
+        ++r.ll_fallback;
+      }
+    }
+    r.fit[iu] = fit;
+    r.sum_l2[iu] = std::max(sum_l2, 0.0);
+    if (at_training) r.self_weight[iu] = self;
+  }
+  return r;
+}
+
+criterion_values regression_criteria(const regression_spec& spec, const_matrix_view<double> x,
+                                     std::span<const double> y) {
+  const index n = x.rows;
+  const regression_eval e = regression_evaluate(spec, x, y, x, true);
+  criterion_values c{0, 0, 0, 0, 0, e.undefined};
+  if (e.undefined > 0) return {kInf, kInf, kInf, kInf, kInf, e.undefined};
+  double loo = 0;
+  for (index i = 0; i < n; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    const double r = y[iu] - e.fit[iu];
+    c.rss += r * r;
+    c.df += e.self_weight[iu];
+    const double denom = 1.0 - e.self_weight[iu];
+    loo += denom > 1e-10 ? (r / denom) * (r / denom) : kInf;
+  }
+  const double nn = double(n);
+  c.loo_cv = loo / nn;
+  c.gcv = c.df < nn ? (c.rss / nn) / ((1 - c.df / nn) * (1 - c.df / nn)) : kInf;
+  c.aicc = nn - c.df - 2 > 0 && c.rss > 0
+               ? std::log(c.rss / nn) + 1 + 2 * (c.df + 1) / (nn - c.df - 2)
+               : kInf;
+  return c;
+}
+
+regression_fit regression_fit_data(regression_spec spec, const_matrix_view<double> x,
+                                   std::span<const double> y, bandwidth_criterion criterion,
+                                   const progress_fn& progress) {
+  check_data(x, y);
+  const index n = x.rows, d = x.cols;
+  regression_fit f;
+  f.criterion = criterion;
+  if (spec.method == regression_method::knn) {
+    f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter, given
+  } else {
+    switch (criterion) {
+      case bandwidth_criterion::fixed:
+        spec.bandwidth = bandwidths(spec, d);
+        break;
+      case bandwidth_criterion::silverman:
+      case bandwidth_criterion::scott:
+        spec.bandwidth = bandwidth_rule(x, criterion);
+        break;
+      case bandwidth_criterion::loo_cv:
+      case bandwidth_criterion::gcv:
+      case bandwidth_criterion::aicc: {
+        const index need = criterion == bandwidth_criterion::aicc ? 5 : 3;
+        if (n < need)
+          throw std::invalid_argument(
+              fmt::format("bandwidth selection by {} needs at least {} points, got {}",
+                          bandwidth_criterion_name(criterion), need, n));
+        auto objective = [&](const std::vector<double>& h) {
+          regression_spec s = spec;
+          s.bandwidth = h;
+          const auto cv = regression_criteria(s, x, y);
+          return criterion == bandwidth_criterion::loo_cv ? cv.loo_cv
+                 : criterion == bandwidth_criterion::gcv  ? cv.gcv
+                                                          : cv.aicc;
+        };
+        const auto res =
+            bandwidth_search(objective, bandwidth_rule(x, bandwidth_criterion::silverman),
+                             bandwidth_criterion_name(criterion), progress);
+        spec.bandwidth = res.bandwidth;
+        f.curve = res.curve;
+        f.at_search_boundary = res.at_boundary;
+        break;
+      }
+      default:
+        throw std::invalid_argument(fmt::format("{} is a density criterion, not a regression one",
+                                                bandwidth_criterion_name(criterion)));
+    }
+  }
+  f.spec = spec;
+  f.x = matrix<double>(n, d);
+  for (index i = 0; i < n; ++i)
+    for (index c = 0; c < d; ++c) f.x(i, c) = x(i, c);
+  f.y.assign(y.begin(), y.end());
+  const regression_eval e = regression_evaluate(spec, x, y, x, true);
+  const auto cv = regression_criteria(spec, x, y);
+  f.fitted = e.fit;
+  f.hat_diag = e.self_weight;
+  f.undefined = e.undefined;
+  double ybar = 0, tss = 0;
+  for (double v : y) ybar += v / double(n);
+  for (double v : y) tss += (v - ybar) * (v - ybar);
+  f.loo_residuals.resize(static_cast<std::size_t>(n));
+  for (index i = 0; i < n; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    const double denom = 1.0 - e.self_weight[iu];
+    f.loo_residuals[iu] = denom > 1e-10 ? (y[iu] - e.fit[iu]) / denom : kInf;
+  }
+  f.df = cv.df;
+  f.rss = cv.rss;
+  f.r2 = tss > 0 ? 1.0 - cv.rss / tss : 0.0;
+  f.sigma2 = double(n) - cv.df > 0.5 ? cv.rss / (double(n) - cv.df) : cv.rss / double(n);
+  f.loo_cv = cv.loo_cv;
+  f.gcv = cv.gcv;
+  f.aicc = cv.aicc;
+  f.criterion_value = f.criterion == bandwidth_criterion::gcv    ? cv.gcv
+                      : f.criterion == bandwidth_criterion::aicc ? cv.aicc
+                                                                 : cv.loo_cv;
+  return f;
+}
+
+regression_prediction regression_predict(const regression_fit& fit, const_matrix_view<double> xq) {
+  const regression_eval e = regression_evaluate(fit.spec, fit.x.cview(), fit.y, xq, false);
+  regression_prediction p;
+  p.fit = e.fit;
+  p.defined = e.defined;
+  p.undefined = e.undefined;
+  p.se.resize(e.fit.size());
+  for (std::size_t i = 0; i < e.fit.size(); ++i)
+    p.se[i] = e.defined[i] ? std::sqrt(fit.sigma2 * e.sum_l2[i]) : 0.0;
+  return p;
+}
+
+}  // namespace kf
