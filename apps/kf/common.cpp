@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "kernelformer/io/csv.hpp"
 
@@ -48,6 +52,48 @@ std::string encode_output(const std::string& path, const_matrix_view<T> a) {
     for (index i = 0; i < a.rows; ++i) cols[static_cast<std::size_t>(c)].push_back(double(a(i, c)));
   }
   return io::csv_encode(names, cols);
+}
+
+namespace {
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+progress_bar::progress_bar(std::string label)
+    : label_(std::move(label)), enabled_(::isatty(2) != 0), start_(now_seconds()) {}
+
+progress_bar::~progress_bar() {
+  if (drawn_) std::fputs("\r\033[K", stderr);
+}
+
+void progress_bar::update(int done, int total) {
+  if (!enabled_ || total <= 0) return;
+  const double elapsed = now_seconds() - start_;
+  if (elapsed < 0.3 && done < total) return;  // quick jobs never show a bar
+  constexpr int kWidth = 30;
+  const int filled = done * kWidth / total;
+  const double eta = done > 0 ? elapsed * (total - done) / done : 0.0;
+  fmt::print(stderr, "\r{} [{}{}] {}/{}  {:.1f}s elapsed, ETA {:.1f}s\033[K", label_,
+             std::string(static_cast<std::size_t>(filled), '#'),
+             std::string(static_cast<std::size_t>(kWidth - filled), '-'), done, total, elapsed,
+             eta);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+std::vector<std::string> split_list(const std::string& text, const std::string& option) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (true) {
+    const auto comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? comma : comma - pos);
+    if (item.empty()) throw user_error(option + " '" + text + "': empty item in the list");
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
 }
 
 template std::string encode_output<float>(const std::string&, const_matrix_view<float>);

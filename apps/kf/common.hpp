@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/tensor.hpp"
@@ -35,8 +36,27 @@ std::string encode_output(const std::string& path, const_matrix_view<T> a);
 void require_extension(const std::string& path, const std::string& option,
                        std::initializer_list<const char*> exts);
 
+// A progress bar with ETA on stderr — only when stderr is a terminal (silent in pipes and CI).
+class progress_bar {
+ public:
+  explicit progress_bar(std::string label);
+  ~progress_bar();
+  void update(int done, int total);
+
+ private:
+  std::string label_;
+  bool enabled_;
+  bool drawn_ = false;
+  double start_;
+};
+
+// Splits "a,b,c" into its items (throws user_error on empty items).
+std::vector<std::string> split_list(const std::string& text, const std::string& option);
+
 // Subcommands.
 void add_attend(CLI::App& app);
 void add_demo(CLI::App& app);
+void add_smooth(CLI::App& app);
+void add_kde(CLI::App& app);
 
 }  // namespace kf::cli

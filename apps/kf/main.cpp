@@ -18,9 +18,13 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  kf demo                                   # seed-001 smoothing vs attention table\n"
       "  kf attend --queries Q.npy --keys K.npy --values V.npy --out OUT.npy\n"
+      "  kf smooth data.csv --x x --y y --out fit.csv --plot fit.svg\n"
+      "  kf kde data.csv --x x --bandwidth cv-ml --out density.csv\n"
       "  kf attend --help                          # every option of a subcommand");
   kf::cli::add_attend(app);
   kf::cli::add_demo(app);
+  kf::cli::add_smooth(app);
+  kf::cli::add_kde(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

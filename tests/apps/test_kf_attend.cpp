@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "apps/run_kf.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/smooth.hpp"
@@ -17,22 +18,7 @@ namespace kf {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct result {
-  int code;
-  std::string output;  // stdout + stderr
-};
-
-result run_kf(const std::string& args) {
-  const std::string cmd = std::string(KF_EXE) + " " + args + " 2>&1";
-  result r{0, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using test::run_kf;
 
 class KfAttend : public ::testing::Test {
  protected:

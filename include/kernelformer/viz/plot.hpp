@@ -1,0 +1,48 @@
+// kernelformer/viz/plot.hpp — simple, honest 2-D figures as SVG or PNG (cairo).
+//
+// A figure is data: a title, axis labels, and series drawn in order — points, lines, and
+// bands (a filled region between two curves, e.g. a confidence band). Axes get "nice" ticks
+// (1, 2, 5 × 10^k; decades on a log axis), a light grid, and a legend of the labelled series.
+// Output bytes are produced in memory; save() writes them atomically by extension (.svg, .png).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kf::viz {
+
+struct rgb {
+  double r, g, b;
+};
+
+inline constexpr rgb kBlue{0.12, 0.47, 0.71}, kOrange{1.0, 0.50, 0.05}, kGreen{0.17, 0.63, 0.17},
+    kRed{0.84, 0.15, 0.16}, kGrey{0.45, 0.45, 0.45}, kPurple{0.58, 0.40, 0.74};
+
+struct series {
+  enum class kind { points, line, band };
+  kind type = kind::line;
+  std::vector<double> x, y;
+  std::vector<double> y_upper;  // band only: y is the lower edge
+  std::string label;            // empty: not in the legend
+  rgb color = kBlue;
+  double width = 2.0;  // line width, or point radius
+  double alpha = 1.0;
+};
+
+struct figure {
+  std::string title, xlabel, ylabel;
+  std::vector<series> data;
+  bool log_x = false;
+  int width = 900, height = 540;
+};
+
+enum class image_format { svg, png };
+
+std::string render(const figure& f, image_format fmt);
+// Renders by the extension of path (.svg or .png; throws std::invalid_argument otherwise) and
+// writes atomically.
+void save(const figure& f, const std::string& path);
+// The bytes for path's extension (for callers that stage several outputs together).
+std::string render_for_path(const figure& f, const std::string& path);
+
+}  // namespace kf::viz

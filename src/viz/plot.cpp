@@ -1,0 +1,239 @@
+#include "kernelformer/viz/plot.hpp"
+
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "kernelformer/io/atomic_file.hpp"
+
+namespace kf::viz {
+namespace {
+
+struct range {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -std::numeric_limits<double>::infinity();
+  void add(double v) {
+    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+};
+
+// Tick positions at 1, 2 or 5 × 10^k covering [lo, hi] with about `target` ticks.
+std::vector<double> nice_ticks(double lo, double hi, int target) {
+  const double span = hi - lo;
+  const double raw = span / target;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * mag) {
+      step = m * mag;
+      break;
+    }
+  std::vector<double> t;
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+    t.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+  return t;
+}
+
+std::string tick_label(double v) {
+  if (v == 0) return "0";
+  const double a = std::abs(v);
+  if (a >= 1e5 || a < 1e-3) return fmt::format("{:.0e}", v);
+  return fmt::format("{:g}", v);
+}
+
+cairo_status_t append(void* closure, const unsigned char* data, unsigned int len) {
+  static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), len);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+void draw(cairo_t* cr, const figure& f) {
+  const double W = f.width, H = f.height;
+  const double left = 80, right = 24, top = f.title.empty() ? 20 : 48, bottom = 60;
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+
+  range xr, yr;
+  for (const auto& s : f.data) {
+    for (double v : s.x) xr.add(f.log_x ? (v > 0 ? std::log10(v) : NAN) : v);
+    for (double v : s.y) yr.add(v);
+    for (double v : s.y_upper) yr.add(v);
+  }
+  if (!(xr.lo <= xr.hi)) xr = {0, 1};
+  if (!(yr.lo <= yr.hi)) yr = {0, 1};
+  if (xr.hi - xr.lo < 1e-12) xr.lo -= 0.5, xr.hi += 0.5;
+  if (yr.hi - yr.lo < 1e-12) yr.lo -= 0.5, yr.hi += 0.5;
+  const double ypad = 0.05 * (yr.hi - yr.lo);
+  yr.lo -= ypad, yr.hi += ypad;
+  auto px = [&](double x) {
+    const double v = f.log_x ? std::log10(x) : x;
+    return left + (v - xr.lo) / (xr.hi - xr.lo) * (W - left - right);
+  };
+  auto py = [&](double y) {
+    return H - bottom - (y - yr.lo) / (yr.hi - yr.lo) * (H - top - bottom);
+  };
+
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  auto text = [&](const std::string& s, double x, double y, double ax, double ay, double size) {
+    cairo_set_font_size(cr, size);
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, s.c_str(), &e);
+    cairo_move_to(cr, x - ax * e.width - e.x_bearing, y - ay * e.height - e.y_bearing);
+    cairo_show_text(cr, s.c_str());
+  };
+
+  // Grid and ticks.
+  cairo_set_line_width(cr, 1);
+  const auto yt = nice_ticks(yr.lo, yr.hi, 6);
+  std::vector<double> xt;
+  if (f.log_x) {
+    for (double e = std::ceil(xr.lo); e <= std::floor(xr.hi) + 1e-9; ++e)
+      xt.push_back(std::pow(10.0, e));
+    if (xt.size() < 2)
+      for (double v : nice_ticks(xr.lo, xr.hi, 5)) xt.push_back(std::pow(10.0, v));
+  } else {
+    xt = nice_ticks(xr.lo, xr.hi, 8);
+  }
+  cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+  for (double v : yt) cairo_move_to(cr, left, py(v)), cairo_line_to(cr, W - right, py(v));
+  for (double v : xt) cairo_move_to(cr, px(v), top), cairo_line_to(cr, px(v), H - bottom);
+  cairo_stroke(cr);
+  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  for (double v : yt) text(tick_label(v), left - 8, py(v), 1.0, 0.5, 12);
+  for (double v : xt) text(tick_label(v), px(v), H - bottom + 8, 0.5, 0.0, 12);
+
+  // Series, clipped to the plot area.
+  cairo_save(cr);
+  cairo_rectangle(cr, left, top, W - left - right, H - top - bottom);
+  cairo_clip(cr);
+  for (const auto& s : f.data) {
+    cairo_set_source_rgba(cr, s.color.r, s.color.g, s.color.b, s.alpha);
+    const std::size_t n = std::min(s.x.size(), s.y.size());
+    if (s.type == series::kind::points) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(s.y[i])) continue;
+        cairo_new_sub_path(cr);
+        cairo_arc(cr, px(s.x[i]), py(s.y[i]), s.width, 0, 2 * M_PI);
+      }
+      cairo_fill(cr);
+    } else if (s.type == series::kind::line) {
+      cairo_set_line_width(cr, s.width);
+      cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+      bool pen = false;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(s.y[i])) {
+          pen = false;
+          continue;
+        }
+        if (pen)
+          cairo_line_to(cr, px(s.x[i]), py(s.y[i]));
+        else
+          cairo_move_to(cr, px(s.x[i]), py(s.y[i]));
+        pen = true;
+      }
+      cairo_stroke(cr);
+    } else {
+      const std::size_t m = std::min(n, s.y_upper.size());
+      std::size_t i = 0;
+      while (i < m) {  // one polygon per run of finite values
+        while (i < m && !(std::isfinite(s.y[i]) && std::isfinite(s.y_upper[i]))) ++i;
+        const std::size_t start = i;
+        while (i < m && std::isfinite(s.y[i]) && std::isfinite(s.y_upper[i])) ++i;
+        if (i - start < 2) continue;
+        cairo_move_to(cr, px(s.x[start]), py(s.y[start]));
+        for (std::size_t j = start + 1; j < i; ++j) cairo_line_to(cr, px(s.x[j]), py(s.y[j]));
+        for (std::size_t j = i; j-- > start;) cairo_line_to(cr, px(s.x[j]), py(s.y_upper[j]));
+        cairo_close_path(cr);
+        cairo_fill(cr);
+      }
+    }
+  }
+  cairo_restore(cr);
+
+  // Frame, labels, title.
+  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  cairo_set_line_width(cr, 1.2);
+  cairo_rectangle(cr, left, top, W - left - right, H - top - bottom);
+  cairo_stroke(cr);
+  text(f.xlabel, left + (W - left - right) / 2, H - 14, 0.5, 1.0, 14);
+  cairo_save(cr);
+  cairo_translate(cr, 18, top + (H - top - bottom) / 2);
+  cairo_rotate(cr, -M_PI / 2);
+  text(f.ylabel, 0, 0, 0.5, 0.5, 14);
+  cairo_restore(cr);
+  if (!f.title.empty()) text(f.title, W / 2, 16, 0.5, 0.0, 16);
+
+  // Legend, top right.
+  std::vector<const series*> labelled;
+  for (const auto& s : f.data)
+    if (!s.label.empty()) labelled.push_back(&s);
+  if (labelled.empty()) return;
+  cairo_set_font_size(cr, 12);
+  double wmax = 0;
+  for (const auto* s : labelled) {
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, s->label.c_str(), &e);
+    wmax = std::max(wmax, e.x_advance);
+  }
+  const double bw = wmax + 48, bh = 20.0 * double(labelled.size()) + 8;
+  const double bx = W - right - bw - 8, by = top + 8;
+  cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
+  cairo_rectangle(cr, bx, by, bw, bh);
+  cairo_fill_preserve(cr);
+  cairo_set_source_rgb(cr, 0.7, 0.7, 0.7);
+  cairo_set_line_width(cr, 1);
+  cairo_stroke(cr);
+  for (std::size_t i = 0; i < labelled.size(); ++i) {
+    const auto* s = labelled[i];
+    const double yy = by + 14 + 20.0 * double(i);
+    cairo_set_source_rgba(cr, s->color.r, s->color.g, s->color.b, std::max(s->alpha, 0.35));
+    if (s->type == series::kind::points) {
+      cairo_arc(cr, bx + 18, yy, 3.5, 0, 2 * M_PI);
+      cairo_fill(cr);
+    } else if (s->type == series::kind::line) {
+      cairo_set_line_width(cr, s->width);
+      cairo_move_to(cr, bx + 6, yy), cairo_line_to(cr, bx + 30, yy);
+      cairo_stroke(cr);
+    } else {
+      cairo_rectangle(cr, bx + 6, yy - 6, 24, 12);
+      cairo_fill(cr);
+    }
+    cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+    text(s->label, bx + 38, yy, 0.0, 0.5, 12);
+  }
+}
+
+}  // namespace
+
+std::string render(const figure& f, image_format fmt) {
+  std::string out;
+  cairo_surface_t* surf = fmt == image_format::svg
+                              ? cairo_svg_surface_create_for_stream(append, &out, f.width, f.height)
+                              : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, f.width, f.height);
+  cairo_t* cr = cairo_create(surf);
+  draw(cr, f);
+  cairo_destroy(cr);
+  if (fmt == image_format::png) cairo_surface_write_to_png_stream(surf, append, &out);
+  cairo_surface_finish(surf);
+  const cairo_status_t st = cairo_surface_status(surf);
+  cairo_surface_destroy(surf);
+  if (st != CAIRO_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("plot rendering failed: ") + cairo_status_to_string(st));
+  return out;
+}
+
+std::string render_for_path(const figure& f, const std::string& path) {
+  if (path.ends_with(".svg")) return render(f, image_format::svg);
+  if (path.ends_with(".png")) return render(f, image_format::png);
+  throw std::invalid_argument(fmt::format("{}: a plot is written as .svg or .png", path));
+}
+
+void save(const figure& f, const std::string& path) {
+  io::write_file_atomic(path, render_for_path(f, path));
+}
+
+}  // namespace kf::viz
