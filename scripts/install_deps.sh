@@ -9,7 +9,7 @@
 set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config clang-format googletest libgtest-dev libbenchmark-dev
-  libeigen3-dev libopenblas-openmp-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcairo2-dev
+  libeigen3-dev libopenblas-openmp-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcairo2-dev libfftw3-dev
   fonts-dejavu-core)
 python_pkgs=(python3 python3-numpy python3-torch python3-statsmodels python3-sklearn)
 

@@ -12,10 +12,13 @@
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
+#include "kernelformer/regression/binned.hpp"
 #include "kernelformer/smooth.hpp"
 
 namespace kf {
@@ -63,6 +66,122 @@ double log_self_weight(const any_kernel& k) {
       k);
 }
 
+// Column 0 of x as a contiguous vector (views may be strided).
+std::vector<double> column0(const_matrix_view<double> x) {
+  std::vector<double> v(static_cast<std::size_t>(x.rows));
+  for (index i = 0; i < x.rows; ++i) v[static_cast<std::size_t>(i)] = x(i, 0);
+  return v;
+}
+
+bool use_binned(const regression_spec& spec, index n, index d) {
+  return !spec.exact && d == 1 && n >= spec.binned_min_n && spec.method != regression_method::knn &&
+         binned_supports(spec.kernel);
+}
+
+any_kernel kernel_with_bandwidth(const regression_spec& spec) {
+  any_kernel k = spec.kernel;
+  kernel_set_param(k, bandwidths(spec, 1)[0]);
+  return k;
+}
+
+// Fit, Σℓ², self weight at one point from the local moments (binned path).
+struct local_quantities {
+  double fit = 0, sum_l2 = 0, self = 0;
+  bool defined = false, fallback = false;
+};
+
+local_quantities from_moments(int degree, double s0, double s1, double s2, double t0, double t1,
+                              double q0, double q1, double q2) {
+  local_quantities r;
+  if (!(s0 > 1e-3)) return r;  // too far from the data for binned precision: exact instead
+  r.defined = true;
+  r.fit = t0 / s0;
+  r.sum_l2 = q0 / (s0 * s0);
+  r.self = 1.0 / s0;  // K(0) = 1 for every binned kernel
+  if (degree == 0) return r;
+  const double det = s0 * s2 - s1 * s1;
+  if (!(s2 > 0 && det > 1e-9 * s0 * s2)) {
+    r.fallback = true;
+    return r;
+  }
+  r.fit = (s2 * t0 - s1 * t1) / det;
+  r.sum_l2 = (s2 * s2 * q0 - 2 * s1 * s2 * q1 + s1 * s1 * q2) / (det * det);
+  r.self = s2 / det;
+  return r;
+}
+
+regression_eval evaluate_binned(const regression_spec& spec, std::span<const double> x,
+                                std::span<const double> y, const_matrix_view<double> xq,
+                                bool at_training) {
+  double lo = x[0], hi = x[0];
+  for (double v : x) lo = std::min(lo, v), hi = std::max(hi, v);
+  for (index i = 0; i < xq.rows; ++i) lo = std::min(lo, xq(i, 0)), hi = std::max(hi, xq(i, 0));
+  const binned_data bd(x, y, lo, hi);
+  const int degree = spec.method == regression_method::local_linear ? 1 : 0;
+  const binned_settings st;
+  const auto m = bd.compute(kernel_with_bandwidth(spec), degree, true, st.cells_per_h, st);
+  regression_eval r;
+  const auto nq = static_cast<std::size_t>(xq.rows);
+  r.fit.assign(nq, 0.0);
+  r.sum_l2.assign(nq, 0.0);
+  r.defined.assign(nq, 0);
+  if (at_training) r.self_weight.assign(nq, 0.0);
+  auto rd = [&](const std::vector<double>& v, double at) {
+    return v.empty() ? 0.0 : binned_data::read(m, v, at);
+  };
+  const double xmin = *std::min_element(x.begin(), x.end());
+  const double xmax = *std::max_element(x.begin(), x.end());
+  for (std::size_t i = 0; i < nq; ++i) {
+    const double at = xq(static_cast<index>(i), 0);
+    if (at < xmin || at > xmax) {  // extrapolation amplifies binning error: exact instead
+      ++r.undefined;
+      continue;
+    }
+    const auto q =
+        from_moments(degree, rd(m.s[0], at), rd(m.s[1], at), rd(m.s[2], at), rd(m.t[0], at),
+                     rd(m.t[1], at), rd(m.q[0], at), rd(m.q[1], at), rd(m.q[2], at));
+    if (!q.defined) {
+      ++r.undefined;
+      continue;
+    }
+    r.ll_fallback += q.fallback ? 1 : 0;
+    r.defined[i] = 1;
+    r.fit[i] = q.fit;
+    r.sum_l2[i] = std::max(q.sum_l2, 0.0);
+    if (at_training) r.self_weight[i] = q.self;
+  }
+  return r;
+}
+
+// The criteria from binned moments, summed over bins: Σ_i w(x_i)(y_i − f(x_i))² ≈
+// Σ_g w(g)(cyy − 2 cy f + c f²)(g), so an evaluation costs O(grid), not O(n).
+criterion_values criteria_binned(const regression_spec& spec, const binned_data& bd,
+                                 double cells_per_h) {
+  const int degree = spec.method == regression_method::local_linear ? 1 : 0;
+  const auto m =
+      bd.compute(kernel_with_bandwidth(spec), degree, false, cells_per_h, binned_settings{});
+  criterion_values c{0, 0, 0, 0, 0, 0};
+  double loo = 0;
+  for (std::size_t g = 0; g < m.c.size(); ++g) {
+    if (!(m.c[g] > 0)) continue;
+    const auto q = from_moments(degree, m.s[0][g], degree ? m.s[1][g] : 0, degree ? m.s[2][g] : 0,
+                                m.t[0][g], degree ? m.t[1][g] : 0, 0, 0, 0);
+    if (!q.defined) return {kInf, kInf, kInf, kInf, kInf, 1};
+    const double sq = std::max(m.cyy[g] - 2 * m.cy[g] * q.fit + m.c[g] * q.fit * q.fit, 0.0);
+    c.rss += sq;
+    c.df += m.c[g] * q.self;
+    const double denom = 1.0 - q.self;
+    loo += denom > 1e-10 ? sq / (denom * denom) : kInf;
+  }
+  const double nn = double(bd.n());
+  c.loo_cv = loo / nn;
+  c.gcv = c.df < nn ? (c.rss / nn) / ((1 - c.df / nn) * (1 - c.df / nn)) : kInf;
+  c.aicc = nn - c.df - 2 > 0 && c.rss > 0
+               ? std::log(c.rss / nn) + 1 + 2 * (c.df + 1) / (nn - c.df - 2)
+               : kInf;
+  return c;
+}
+
 }  // namespace
 
 regression_eval regression_evaluate(const regression_spec& spec, const_matrix_view<double> x,
@@ -74,6 +193,66 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
     throw std::invalid_argument(
         fmt::format("regression: prediction points have {} columns but x has {}", xq.cols, d));
   if (at_training && nq != n) throw std::logic_error("at_training needs xq = x");
+  if (use_binned(spec, n, d)) {
+    (void)bandwidths(spec, d);  // validates
+    const auto xs = column0(x);
+    regression_eval r = evaluate_binned(spec, xs, y, xq, at_training);
+    if (r.undefined == 0) return r;
+    // Points beyond the binned kernel's reach (a truncated gaussian far from the data): evaluate
+    // them exactly, so both paths share one policy.
+    std::vector<index> rows;
+    for (index i = 0; i < nq; ++i)
+      if (!r.defined[static_cast<std::size_t>(i)]) rows.push_back(i);
+    matrix<double> sub(static_cast<index>(rows.size()), 1);
+    for (std::size_t a = 0; a < rows.size(); ++a) sub(static_cast<index>(a), 0) = xq(rows[a], 0);
+    regression_spec exact = spec;
+    exact.exact = true;
+    const regression_eval e = regression_evaluate(exact, x, y, sub.cview(), false);
+    r.undefined = e.undefined;
+    for (std::size_t a = 0; a < rows.size(); ++a) {
+      const auto iu = static_cast<std::size_t>(rows[a]);
+      r.fit[iu] = e.fit[a];
+      r.sum_l2[iu] = e.sum_l2[a];
+      r.defined[iu] = e.defined[a];
+    }
+    return r;
+  }
+
+  // Compact kernels on large 1-D data: sort keys and queries so the primitive's tiles are
+  // narrow in x and only those inside the support are visited (O(n log n + n·window)).
+  if (d == 1 && n >= 2048 && kernel_compact(spec.kernel) && spec.method != regression_method::knn) {
+    std::vector<index> kp(static_cast<std::size_t>(n)), qp(static_cast<std::size_t>(nq));
+    for (index i = 0; i < n; ++i) kp[static_cast<std::size_t>(i)] = i;
+    for (index i = 0; i < nq; ++i) qp[static_cast<std::size_t>(i)] = i;
+    std::stable_sort(kp.begin(), kp.end(), [&](index a, index b) { return x(a, 0) < x(b, 0); });
+    std::stable_sort(qp.begin(), qp.end(), [&](index a, index b) { return xq(a, 0) < xq(b, 0); });
+    bool already = true;
+    for (index i = 0; i < n && already; ++i) already = kp[static_cast<std::size_t>(i)] == i;
+    for (index i = 0; i < nq && already; ++i) already = qp[static_cast<std::size_t>(i)] == i;
+    if (!already) {
+      matrix<double> xs(n, 1), qs(nq, 1);
+      std::vector<double> ys(static_cast<std::size_t>(n));
+      for (index i = 0; i < n; ++i) {
+        xs(i, 0) = x(kp[static_cast<std::size_t>(i)], 0);
+        ys[static_cast<std::size_t>(i)] =
+            y[static_cast<std::size_t>(kp[static_cast<std::size_t>(i)])];
+      }
+      for (index i = 0; i < nq; ++i) qs(i, 0) = xq(qp[static_cast<std::size_t>(i)], 0);
+      const regression_eval sorted = regression_evaluate(
+          spec, xs.cview(), ys, at_training ? xs.cview() : qs.cview(), at_training);
+      regression_eval r = sorted;
+      for (index i = 0; i < nq; ++i) {
+        const auto to = static_cast<std::size_t>(at_training ? kp[static_cast<std::size_t>(i)]
+                                                             : qp[static_cast<std::size_t>(i)]);
+        const auto from = static_cast<std::size_t>(i);
+        r.fit[to] = sorted.fit[from];
+        r.sum_l2[to] = sorted.sum_l2[from];
+        r.defined[to] = sorted.defined[from];
+        if (at_training) r.self_weight[to] = sorted.self_weight[from];
+      }
+      return r;
+    }
+  }
 
   kernel_spec kern;
   mask msk;
@@ -196,6 +375,14 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
 criterion_values regression_criteria(const regression_spec& spec, const_matrix_view<double> x,
                                      std::span<const double> y) {
   const index n = x.rows;
+  if (use_binned(spec, n, x.cols)) {
+    check_data(x, y);
+    (void)bandwidths(spec, 1);
+    const auto xs = column0(x);
+    const binned_data bd(xs, y, *std::min_element(xs.begin(), xs.end()),
+                         *std::max_element(xs.begin(), xs.end()));
+    return criteria_binned(spec, bd, binned_settings{}.cells_per_h);
+  }
   const regression_eval e = regression_evaluate(spec, x, y, x, true);
   criterion_values c{0, 0, 0, 0, 0, e.undefined};
   if (e.undefined > 0) return {kInf, kInf, kInf, kInf, kInf, e.undefined};
@@ -243,10 +430,17 @@ regression_fit regression_fit_data(regression_spec spec, const_matrix_view<doubl
           throw std::invalid_argument(
               fmt::format("bandwidth selection by {} needs at least {} points, got {}",
                           bandwidth_criterion_name(criterion), need, n));
+        // The binned path bins once per grid size and searches at a coarser resolution.
+        std::unique_ptr<binned_data> bd;
+        const auto xs = use_binned(spec, n, d) ? column0(x) : std::vector<double>{};
+        if (!xs.empty())
+          bd = std::make_unique<binned_data>(xs, y, *std::min_element(xs.begin(), xs.end()),
+                                             *std::max_element(xs.begin(), xs.end()));
         auto objective = [&](const std::vector<double>& h) {
           regression_spec s = spec;
           s.bandwidth = h;
-          const auto cv = regression_criteria(s, x, y);
+          const auto cv = bd ? criteria_binned(s, *bd, binned_settings{}.search_cells_per_h)
+                             : regression_criteria(s, x, y);
           return criterion == bandwidth_criterion::loo_cv ? cv.loo_cv
                  : criterion == bandwidth_criterion::gcv  ? cv.gcv
                                                           : cv.aicc;

@@ -8,6 +8,8 @@
 // chosen, the effective degrees of freedom tr(L), leave-one-out residuals (closed form,
 // (y_i − ŷ_i)/(1 − L_ii), never n refits), R², σ̂² = RSS/(n − df), and predictions carry pointwise
 // standard errors σ̂·√(Σ_j ℓ_j(x)²) for a confidence band.
+// Large 1-D problems take the binned fast path (linear binning + FFT, regression/binned.hpp),
+// tested against this exact path.
 // Where no training point has nonzero weight (compact kernel far from the data), the prediction
 // is undefined: `defined` is 0 there and `fit`/`se` are 0 — never NaN. Double precision.
 #pragma once
@@ -30,6 +32,10 @@ struct regression_spec {
   std::vector<double> bandwidth;          // one per column of x, or one for all (nw, ll)
   index k = 10;                           // knn
   bool knn_distance_weights = false;      // knn: weights 1/|x − x_j| instead of uniform
+  // 1-D nw/local-linear with n ≥ binned_min_n and the gaussian kernel use the binned fast path
+  // (regression/binned.hpp: error < 1e-6 of the range of y); exact = true never does.
+  bool exact = false;
+  index binned_min_n = 5000;
 };
 
 // The smoother evaluated at query points.

@@ -1,0 +1,131 @@
+// The binned 1-D fast path against the exact smoother (the primitive): predictions within
+// 1e-6 of the range of y at the default resolution, and the same criteria and bandwidth.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernelformer/regression/smoother.hpp"
+#include "test_util.hpp"
+
+namespace kf {
+namespace {
+
+struct data {
+  matrix<double> x;
+  std::vector<double> y;
+  double yrange = 0;
+};
+
+data make(index n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 10);
+  std::normal_distribution<double> e(0, 0.3);
+  data d{matrix<double>(n, 1), std::vector<double>(static_cast<std::size_t>(n)), 0};
+  double lo = 1e300, hi = -1e300;
+  for (index i = 0; i < n; ++i) {
+    d.x(i, 0) = u(rng);
+    const double y = std::sin(d.x(i, 0)) + e(rng);
+    d.y[static_cast<std::size_t>(i)] = y;
+    lo = std::min(lo, y), hi = std::max(hi, y);
+  }
+  d.yrange = hi - lo;
+  return d;
+}
+
+TEST(Binned, PredictionsMatchExactWithinOneMillionthOfTheRange) {
+  const data d = make(6000, 1);
+  const auto q = test::random_matrix<double>(300, 1, 2, -0.5, 10.5);
+  for (const any_kernel& k : {any_kernel(kernel_gaussian{})})
+    for (auto m : {regression_method::nw, regression_method::local_linear})
+      for (double h : {0.05, 0.4}) {
+        SCOPED_TRACE(std::string(kernel_name(k)) + (m == regression_method::nw ? " nw" : " ll") +
+                     " h=" + std::to_string(h));
+        regression_spec s;
+        s.method = m;
+        s.kernel = k;
+        s.bandwidth = {h};
+        regression_spec exact = s;
+        exact.exact = true;
+        const auto fast = regression_evaluate(s, d.x.cview(), d.y, q.cview(), false);
+        const auto ref = regression_evaluate(exact, d.x.cview(), d.y, q.cview(), false);
+        const auto fast_t = regression_evaluate(s, d.x.cview(), d.y, d.x.cview(), true);
+        const auto ref_t = regression_evaluate(exact, d.x.cview(), d.y, d.x.cview(), true);
+        double worst = 0, worst_l2 = 0, worst_self = 0;
+        for (std::size_t i = 0; i < fast.fit.size(); ++i) {
+          ASSERT_EQ(fast.defined[i], ref.defined[i]) << i;
+          if (!ref.defined[i]) continue;
+          worst = std::max(worst, std::abs(fast.fit[i] - ref.fit[i]));
+          worst_l2 = std::max(worst_l2, std::abs(fast.sum_l2[i] - ref.sum_l2[i]) / ref.sum_l2[i]);
+        }
+        for (std::size_t i = 0; i < fast_t.fit.size(); ++i) {
+          worst = std::max(worst, std::abs(fast_t.fit[i] - ref_t.fit[i]));
+          worst_self = std::max(worst_self, std::abs(fast_t.self_weight[i] - ref_t.self_weight[i]) /
+                                                ref_t.self_weight[i]);
+        }
+        EXPECT_LT(worst, 1e-6 * d.yrange);
+        EXPECT_LT(worst_l2, 1e-4);
+        EXPECT_LT(worst_self, 1e-4);
+        const auto cf = regression_criteria(s, d.x.cview(), d.y);
+        const auto cr = regression_criteria(exact, d.x.cview(), d.y);
+        EXPECT_NEAR(cf.loo_cv, cr.loo_cv, 1e-5 * cr.loo_cv);
+        EXPECT_NEAR(cf.df, cr.df, 1e-4 * cr.df);
+      }
+}
+
+TEST(Binned, SearchChoosesTheSameBandwidth) {
+  const data d = make(2000, 3);
+  for (auto m : {regression_method::nw, regression_method::local_linear}) {
+    regression_spec s;
+    s.method = m;
+    s.bandwidth = {1.0};
+    s.binned_min_n = 500;
+    regression_spec exact = s;
+    exact.exact = true;
+    const auto fast = regression_fit_data(s, d.x.cview(), d.y, bandwidth_criterion::loo_cv);
+    const auto ref = regression_fit_data(exact, d.x.cview(), d.y, bandwidth_criterion::loo_cv);
+    EXPECT_NEAR(fast.spec.bandwidth[0], ref.spec.bandwidth[0], 0.01 * ref.spec.bandwidth[0]);
+    EXPECT_NEAR(fast.criterion_value, ref.criterion_value, 1e-5 * ref.criterion_value);
+  }
+}
+
+}  // namespace
+}  // namespace kf
+
+namespace kf {
+namespace {
+
+// Compact kernels on large 1-D data go through sorted keys; unsorted input gives the same fit.
+TEST(SortedWindow, CompactKernelsSortedEqualsUnsorted) {
+  const data d = make(5000, 7);
+  const auto q = test::random_matrix<double>(100, 1, 8, 0, 10);
+  for (auto m : {regression_method::nw, regression_method::local_linear}) {
+    regression_spec s;
+    s.method = m;
+    s.kernel = kernel_epanechnikov{};
+    s.bandwidth = {0.2};
+    const auto big = regression_evaluate(s, d.x.cview(), d.y, q.cview(), false);
+    const auto tr = regression_evaluate(s, d.x.cview(), d.y, d.x.cview(), true);
+    // The same computed point by point without sorting (one query at a time is below the
+    // sorting threshold for queries but not keys, so compare with brute-force sums instead).
+    for (index i = 0; i < 100; i += 9) {
+      double sw = 0, swy = 0;
+      for (index j = 0; j < 5000; ++j) {
+        const double u = (q(i, 0) - d.x(j, 0)) / 0.2;
+        const double w = u * u <= 1 ? 1 - u * u : 0;
+        sw += w;
+        swy += w * d.y[static_cast<std::size_t>(j)];
+      }
+      if (m == regression_method::nw) {
+        EXPECT_NEAR(big.fit[static_cast<std::size_t>(i)], swy / sw, 1e-10);
+      }
+    }
+    double df = 0;
+    for (double v : tr.self_weight) df += v;
+    EXPECT_GT(df, 10.0);
+    EXPECT_EQ(tr.undefined, 0);
+  }
+}
+
+}  // namespace
+}  // namespace kf
