@@ -17,7 +17,7 @@ namespace {
 
 struct kde_options {
   std::string data, x = "x", kernel = "gaussian", bandwidth = "silverman", at, out, summary, plot,
-                    plot_criterion;
+                    plot_criterion, criterion_csv;
   index grid = 200;
   bool quiet = false;
 };
@@ -98,8 +98,9 @@ void run(const kde_options& o) {
       throw user_error(fmt::format("{}: {}", table.source, e.what()));
     }
   }
-  if (!o.plot_criterion.empty() && fit.curve.empty())
-    throw user_error("--plot-criterion needs a searched bandwidth (--bandwidth cv-ml or cv-ls)");
+  if ((!o.plot_criterion.empty() || !o.criterion_csv.empty()) && fit.curve.empty())
+    throw user_error(
+        "--plot-criterion/--criterion-csv need a searched bandwidth (--bandwidth cv-ml or cv-ls)");
 
   matrix<double> at;
   if (!o.at.empty()) {
@@ -188,6 +189,12 @@ void run(const kde_options& o) {
     f.data = {c, chosen};
     writer.stage(o.plot_criterion, viz::render_for_path(f, o.plot_criterion));
   }
+  if (!o.criterion_csv.empty()) {
+    std::string csv = "scale,bandwidth,criterion\n";
+    for (const auto& p : fit.curve)
+      csv += fmt::format("{},{},{}\n", p.scale, fmt::join(p.bandwidth, ";"), p.value);
+    writer.stage(o.criterion_csv, csv);
+  }
   writer.commit();
   if (o.quiet) return;
   fmt::print(
@@ -225,6 +232,8 @@ void add_kde(CLI::App& app) {
   sub->add_option("--summary", o->summary, "SUMMARY.json: n, kernel, bandwidth, criterion, …");
   sub->add_option("--plot", o->plot, "FIG.svg or FIG.png: the density and a rug of the data");
   sub->add_option("--plot-criterion", o->plot_criterion, "FIG.svg|png: the criterion against h");
+  sub->add_option("--criterion-csv", o->criterion_csv,
+                  "CURVE.csv: the searched grid (scale, bandwidth, criterion)");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Examples:\n"

@@ -18,7 +18,7 @@ namespace {
 
 struct smooth_options {
   std::string data, x = "x", y = "y", method = "nw", kernel = "gaussian", bandwidth = "cv";
-  std::string knn_weights = "uniform", at, out, summary, plot, plot_criterion;
+  std::string knn_weights = "uniform", at, out, summary, plot, plot_criterion, criterion_csv;
   index k = 10;
   index grid = 200;
   bool quiet = false;
@@ -172,8 +172,9 @@ void run(const smooth_options& o) {
       throw user_error(fmt::format("{}: {}", table.source, e.what()));
     }
   }
-  if (!o.plot_criterion.empty() && fit.curve.empty())
-    throw user_error("--plot-criterion needs a searched bandwidth (--bandwidth cv, gcv or aic)");
+  if ((!o.plot_criterion.empty() || !o.criterion_csv.empty()) && fit.curve.empty())
+    throw user_error(
+        "--plot-criterion/--criterion-csv need a searched bandwidth (--bandwidth cv, gcv or aic)");
   const matrix<double> at = prediction_points(o, x, xcols);
   const regression_prediction pred = regression_predict(fit, at.cview());
 
@@ -265,6 +266,12 @@ void run(const smooth_options& o) {
     f.data = {c, chosen};
     writer.stage(o.plot_criterion, viz::render_for_path(f, o.plot_criterion));
   }
+  if (!o.criterion_csv.empty()) {
+    std::string csv = "scale,bandwidth,criterion\n";
+    for (const auto& p : fit.curve)
+      csv += fmt::format("{},{},{}\n", p.scale, fmt::join(p.bandwidth, ";"), p.value);
+    writer.stage(o.criterion_csv, csv);
+  }
   writer.commit();
 
   if (o.quiet) return;
@@ -334,6 +341,8 @@ void add_smooth(CLI::App& app) {
                   "SUMMARY.json: n, method, kernel, bandwidth, criterion, df, …");
   sub->add_option("--plot", o->plot, "FIG.svg or FIG.png: data, fit and 95% band");
   sub->add_option("--plot-criterion", o->plot_criterion, "FIG.svg|png: the criterion against h");
+  sub->add_option("--criterion-csv", o->criterion_csv,
+                  "CURVE.csv: the searched grid (scale, bandwidth, criterion)");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Examples:\n"
