@@ -200,6 +200,31 @@ std::string kernel_describe(const kernel_spec& k) {
   return fmt::format("{}*{}[split {}]", one(k.first), one(*k.second), k.split);
 }
 
+std::string kernel_format(const kernel_spec& k) {
+  auto one = [](const any_kernel& a) {
+    std::string s(kernel_name(a));
+    std::vector<std::string> kv;
+    if (kernel_param(a) != 0.0)
+      kv.push_back(fmt::format("{}={:.17g}", kernel_arg_of(a) == kernel_arg::dot ? "t" : "h",
+                               kernel_param(a)));
+    if (const auto* p = std::get_if<kernel_periodic>(&a))
+      kv.push_back(fmt::format("period={:.17g}", p->period));
+    if (const auto* p = std::get_if<kernel_locally_periodic>(&a))
+      kv.push_back(fmt::format("period={:.17g}", p->period));
+    if (const auto* p = std::get_if<kernel_rational_quadratic>(&a))
+      kv.push_back(fmt::format("alpha={:.17g}", p->alpha));
+    if (const auto* p = std::get_if<kernel_polynomial>(&a)) {
+      kv.push_back(fmt::format("degree={}", p->degree));
+      kv.push_back(fmt::format("c={:.17g}", p->offset));
+    }
+    if (const auto* p = std::get_if<kernel_linear>(&a))
+      kv.push_back(fmt::format("c={:.17g}", p->offset));
+    for (std::size_t i = 0; i < kv.size(); ++i) s += (i == 0 ? ":" : ",") + kv[i];
+    return s;
+  };
+  return k.is_product() ? one(k.first) + "*" + one(*k.second) : one(k.first);
+}
+
 kernel_spec kernel_resolve(const kernel_spec& k, index d, bool for_float) {
   if (!k.is_product()) return kernel_spec(resolve_one(k.first, d, for_float));
   if (k.split <= 0 || k.split >= d)

@@ -489,6 +489,10 @@ kernel_spec kernel_resolve(const kernel_spec& k, index d, bool for_float);
 // listing the known names on an unknown one.
 kernel_spec kernel_parse(std::string_view text);
 
+// The inverse of kernel_parse: "gaussian:h=0.5", "periodic:h=1,period=6.28", "exp_dot" (auto T),
+// "exp_dot:t=2*gaussian:h=1" (the split is not part of the text).
+std::string kernel_format(const kernel_spec& k);
+
 struct kernel_info {
   std::string_view name, doc;
   kernel_arg arg;

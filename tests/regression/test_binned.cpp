@@ -74,7 +74,7 @@ TEST(Binned, PredictionsMatchExactWithinOneMillionthOfTheRange) {
 }
 
 TEST(Binned, SearchChoosesTheSameBandwidth) {
-  const data d = make(2000, 3);
+  const data d = make(1000, 3);
   for (auto m : {regression_method::nw, regression_method::local_linear}) {
     regression_spec s;
     s.method = m;

@@ -1,0 +1,64 @@
+// kernelformer/model/transformer.hpp — whole models from the layers.
+//
+// sequence_regressor (seed 003 §5, the periodic-function forecaster):
+//   x (B, T) values → embed = Linear(1 → d_value) → [+ or ⧺] sinusoidal PE (T, d_pe) → dropout
+//   → L encoder layers (post- or pre-LN, any kernel, optional causal mask)
+//   → flatten (B, T·d) → head = Linear(T·d → 1) → ŷ (B);  loss = mean (ŷ − y)²
+// With pe "add", d_value = d_pe = d_model; with "concat", d_value = d_model − d_pe.
+// Parameter names follow PyTorch (embed.*, layers.{i}.self_attn.in_proj_weight, …, head.*).
+#pragma once
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernelformer/nn/block.hpp"
+#include "kernelformer/nn/parameters.hpp"
+
+namespace kf::model {
+
+struct regressor_config {
+  index seq_len = 99;
+  index layers = 2;
+  nn::block_config block;  // d_model, heads, d_ff, dropout, act, norm_first, kernel
+  index pe_dim = 0;        // 0: d_model
+  bool pe_concat = false;  // concatenate the PE instead of adding it
+  bool causal = false;
+  std::map<std::string, std::string> to_metadata() const;
+  static regressor_config from_metadata(const std::map<std::string, std::string>& m);
+};
+
+template <class T>
+class sequence_regressor {
+ public:
+  explicit sequence_regressor(const regressor_config& cfg, std::uint64_t seed = 0);
+  const regressor_config& config() const { return cfg_; }
+  nn::parameters<T>& params() { return p_; }
+  const nn::parameters<T>& params() const { return p_; }
+
+  // x: (B, T) → prediction (B). rng = nullptr: evaluation (no dropout).
+  void forward(const_matrix_view<T> x, std::span<T> prediction, std::mt19937_64* rng);
+  // After forward: accumulates parameter gradients of loss for d loss / d prediction.
+  void backward(std::span<const T> dprediction);
+  // Mean squared error of the last forward against y; fills dprediction = d MSE / d ŷ.
+  static double mse(std::span<const T> prediction, std::span<const T> y, std::span<T> dprediction);
+  // Attention weights (T, T) of layer l, head h, batch item b from the last forward.
+  matrix<T> attention_weights(index layer, index head, index b) const;
+
+ private:
+  regressor_config cfg_;
+  nn::parameters<T> p_;
+  nn::linear<T> embed_, head_;
+  std::vector<nn::transformer_layer<T>> layers_;
+  matrix<T> pe_;
+  // forward state
+  index batch_ = 0;
+  matrix<T> x_, e_, h0_, h0d_;
+  std::vector<matrix<T>> acts_;  // layer inputs/outputs: acts_[l] is the input of layer l
+  std::vector<typename nn::transformer_layer<T>::cache> caches_;
+  nn::dropout::cache drop0_;
+  typename nn::multi_head_attention<T>::shape shape_;
+};
+
+}  // namespace kf::model

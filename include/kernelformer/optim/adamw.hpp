@@ -1,0 +1,45 @@
+// AdamW over the flat parameter buffer (one loop), PyTorch's update:
+//   p ← p·(1 − lr·wd);  m ← β1 m + (1 − β1) g;  v ← β2 v + (1 − β2) g²
+//   p ← p − lr · (m / (1 − β1^t)) / (√(v / (1 − β2^t)) + eps)
+// With weight_decay = 0 this is plain Adam (torch.optim.Adam). Also: global gradient-norm
+// clipping (torch.nn.utils.clip_grad_norm_) and a linear-warmup + cosine learning-rate schedule.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "kernelformer/tensor.hpp"
+
+namespace kf::optim {
+
+struct adamw_config {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
+};
+
+template <class T>
+class adamw {
+ public:
+  adamw(adamw_config cfg, index size);
+  void step(std::span<T> values, std::span<const T> grads, double lr);
+  void step(std::span<T> values, std::span<const T> grads) { step(values, grads, cfg_.lr); }
+  index steps() const { return t_; }
+  const adamw_config& config() const { return cfg_; }
+
+ private:
+  adamw_config cfg_;
+  std::vector<double> m_, v_;
+  index t_ = 0;
+};
+
+// Scales grads so their global L2 norm is at most max_norm; returns the norm before clipping.
+template <class T>
+double clip_grad_norm(std::span<T> grads, double max_norm);
+
+// lr(step): linear warmup from 0 over `warmup` steps, then cosine decay to min_lr at `total`.
+struct lr_schedule {
+  double base = 1e-3, min_lr = 0.0;
+  index warmup = 0, total = 0;  // total = 0: constant after warmup
+  double at(index step) const;
+};
+
+}  // namespace kf::optim

@@ -1,0 +1,169 @@
+#include "kernelformer/model/transformer.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "kernelformer/nn/embedding.hpp"
+
+namespace kf::model {
+namespace {
+
+std::string get(const std::map<std::string, std::string>& m, const std::string& k) {
+  const auto it = m.find(k);
+  if (it == m.end()) throw std::runtime_error("checkpoint metadata is missing '" + k + "'");
+  return it->second;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> regressor_config::to_metadata() const {
+  return {{"kind", "sequence_regressor"},
+          {"seq_len", std::to_string(seq_len)},
+          {"layers", std::to_string(layers)},
+          {"d_model", std::to_string(block.d_model)},
+          {"heads", std::to_string(block.heads)},
+          {"d_ff", std::to_string(block.d_ff)},
+          {"dropout", fmt::format("{:.17g}", block.dropout)},
+          {"activation", block.act == nn::activation::relu ? "relu" : "gelu"},
+          {"norm_first", block.norm_first ? "true" : "false"},
+          {"kernel", kernel_format(block.kernel)},
+          {"kernel_split", std::to_string(block.kernel.split)},
+          {"pe_dim", std::to_string(pe_dim)},
+          {"pe_concat", pe_concat ? "true" : "false"},
+          {"causal", causal ? "true" : "false"}};
+}
+
+regressor_config regressor_config::from_metadata(const std::map<std::string, std::string>& m) {
+  if (get(m, "kind") != "sequence_regressor")
+    throw std::runtime_error("checkpoint holds a '" + get(m, "kind") +
+                             "', not a sequence_regressor");
+  regressor_config c;
+  try {
+    c.seq_len = std::stol(get(m, "seq_len"));
+    c.layers = std::stol(get(m, "layers"));
+    c.block.d_model = std::stol(get(m, "d_model"));
+    c.block.heads = std::stol(get(m, "heads"));
+    c.block.d_ff = std::stol(get(m, "d_ff"));
+    c.block.dropout = std::stod(get(m, "dropout"));
+    c.pe_dim = std::stol(get(m, "pe_dim"));
+  } catch (const std::logic_error&) {
+    throw std::runtime_error("checkpoint metadata has a malformed number");
+  }
+  c.block.act = nn::activation_parse(get(m, "activation"));
+  c.block.norm_first = get(m, "norm_first") == "true";
+  c.block.kernel = kernel_parse(get(m, "kernel"));
+  c.block.kernel.split = std::stol(get(m, "kernel_split"));
+  c.pe_concat = get(m, "pe_concat") == "true";
+  c.causal = get(m, "causal") == "true";
+  return c;
+}
+
+template <class T>
+sequence_regressor<T>::sequence_regressor(const regressor_config& cfg, std::uint64_t seed)
+    : cfg_(cfg) {
+  const index d = cfg.block.d_model;
+  const index pe_dim = cfg.pe_dim > 0 ? cfg.pe_dim : d;
+  if (!cfg.pe_concat && pe_dim != d)
+    throw std::invalid_argument(fmt::format(
+        "positional encoding of dimension {} cannot be added to width {}: use concatenation",
+        pe_dim, d));
+  if (cfg.pe_concat && pe_dim >= d)
+    throw std::invalid_argument("a concatenated positional encoding must be narrower than d_model");
+  if (cfg.seq_len < 1 || cfg.layers < 0)
+    throw std::invalid_argument("bad sequence length or depth");
+  cfg_.pe_dim = pe_dim;
+  embed_ = nn::linear<T>(p_, "embed", 1, cfg.pe_concat ? d - pe_dim : d);
+  for (index l = 0; l < cfg.layers; ++l)
+    layers_.emplace_back(p_, fmt::format("layers.{}", l), cfg.block, false, cfg.causal);
+  head_ = nn::linear<T>(p_, "head", cfg.seq_len * d, 1);
+  p_.finalize(seed);
+  pe_ = nn::positional_sinusoidal<T>(cfg.seq_len, pe_dim);
+}
+
+template <class T>
+void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> prediction,
+                                    std::mt19937_64* rng) {
+  const index b = x.rows, t = cfg_.seq_len, d = cfg_.block.d_model, dv = embed_.out;
+  if (x.cols != t)
+    throw std::invalid_argument(
+        fmt::format("model expects sequences of length {}, got {}", t, x.cols));
+  if (static_cast<index>(prediction.size()) != b)
+    throw std::invalid_argument("prediction size != batch");
+  batch_ = b;
+  shape_ = {b, t, t, {}};
+  x_ = matrix<T>(b * t, 1);
+  for (index i = 0; i < b; ++i)
+    for (index j = 0; j < t; ++j) x_(i * t + j, 0) = x(i, j);
+  e_ = matrix<T>(b * t, dv);
+  embed_.forward(p_, e_.view(), x_.cview());  // e = embed(x)
+  h0_ = matrix<T>(b * t, d);
+  for (index r = 0; r < b * t; ++r) {
+    const index pos = r % t;
+    for (index i = 0; i < dv; ++i) h0_(r, i) = e_(r, i);
+    for (index i = 0; i < cfg_.pe_dim; ++i) {
+      if (cfg_.pe_concat)
+        h0_(r, dv + i) = pe_(pos, i);  // h0 = [e, pe]
+      else
+        h0_(r, i) += pe_(pos, i);  // h0 = e + pe
+    }
+  }
+  h0d_ = matrix<T>(b * t, d);
+  nn::dropout{cfg_.block.dropout}.forward(h0d_.view(), h0_.cview(), drop0_, rng);
+  acts_.assign(static_cast<std::size_t>(cfg_.layers + 1), matrix<T>());
+  acts_[0] = h0d_;
+  caches_.resize(static_cast<std::size_t>(cfg_.layers));
+  for (index l = 0; l < cfg_.layers; ++l) {
+    const auto lu = static_cast<std::size_t>(l);
+    acts_[lu + 1] = matrix<T>(b * t, d);
+    layers_[lu].forward(p_, acts_[lu + 1].view(), acts_[lu].cview(), {}, shape_, shape_,
+                        caches_[lu], rng);
+  }
+  const matrix<T>& last = acts_.back();
+  matrix_view<T> out(prediction.data(), b, 1);
+  head_.forward(p_, out, const_matrix_view<T>(last.data(), b, t * d));  // ŷ = head(flatten)
+}
+
+template <class T>
+void sequence_regressor<T>::backward(std::span<const T> dprediction) {
+  const index b = batch_, t = cfg_.seq_len, d = cfg_.block.d_model, dv = embed_.out;
+  matrix<T> dcur(b * t, d);
+  head_.backward(p_, matrix_view<T>(dcur.data(), b, t * d),
+                 const_matrix_view<T>(dprediction.data(), b, 1),
+                 const_matrix_view<T>(acts_.back().data(), b, t * d));
+  for (index l = cfg_.layers - 1; l >= 0; --l) {
+    const auto lu = static_cast<std::size_t>(l);
+    matrix<T> dprev(b * t, d);
+    layers_[lu].backward(p_, dprev.view(), {}, dcur.cview(), {}, shape_, shape_, caches_[lu]);
+    dcur = std::move(dprev);
+  }
+  matrix<T> dh0(b * t, d);
+  nn::dropout{cfg_.block.dropout}.backward(dh0.view(), dcur.cview(), drop0_);
+  embed_.backward(p_, {}, dh0.cview().block(0, 0, b * t, dv), x_.cview());
+}
+
+template <class T>
+double sequence_regressor<T>::mse(std::span<const T> prediction, std::span<const T> y,
+                                  std::span<T> dprediction) {
+  double s = 0;
+  const double n = double(prediction.size());
+  for (std::size_t i = 0; i < prediction.size(); ++i) {
+    const double r = double(prediction[i]) - double(y[i]);
+    s += r * r;
+    if (!dprediction.empty()) dprediction[i] = static_cast<T>(2 * r / n);
+  }
+  return s / n;
+}
+
+template <class T>
+matrix<T> sequence_regressor<T>::attention_weights(index layer, index head, index b) const {
+  if (layer < 0 || layer >= cfg_.layers)
+    throw std::out_of_range(fmt::format("layer {} is outside 0..{}", layer, cfg_.layers - 1));
+  const auto lu = static_cast<std::size_t>(layer);
+  return layers_[lu].self_attn.capture_weights(caches_[lu].att1, shape_, b, head);
+}
+
+template class sequence_regressor<float>;
+template class sequence_regressor<double>;
+
+}  // namespace kf::model

@@ -1,0 +1,157 @@
+// Multi-head attention: projections by GEMM, then one call of the smoothing primitive per
+// (batch item, head) — in parallel, each single-threaded.
+#include "kernelformer/nn/attention.hpp"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+
+#include "detail/blas.hpp"
+#include "kernelformer/smooth.hpp"
+
+namespace kf::nn {
+namespace {
+
+// Runs fn(b, h) for every pair in parallel; rethrows the first exception.
+template <class Fn>
+void for_each_head(index batch, index heads, Fn&& fn) {
+  std::exception_ptr err;
+  std::mutex mu;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (index bh = 0; bh < batch * heads; ++bh) {
+    try {
+      fn(bh / heads, bh % heads);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!err) err = std::current_exception();
+    }
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+template <class T>
+void add_bias(matrix_view<T> y, const T* b) {
+  for (index n = 0; n < y.rows; ++n)
+    for (index i = 0; i < y.cols; ++i) y(n, i) += b[i];
+}
+
+template <class T>
+void add_colsum(T* db, const_matrix_view<T> d) {
+  for (index n = 0; n < d.rows; ++n)
+    for (index i = 0; i < d.cols; ++i) db[i] += d(n, i);
+}
+
+}  // namespace
+
+template <class T>
+multi_head_attention<T>::multi_head_attention(parameters<T>& p, const std::string& name,
+                                              index channels, index n_heads, kernel_spec kern,
+                                              bool causal_mask)
+    : c(channels), heads(n_heads), kernel(std::move(kern)), causal(causal_mask) {
+  if (n_heads < 1 || channels % n_heads != 0)
+    throw std::invalid_argument(
+        fmt::format("attention: {} channels do not split into {} heads", channels, n_heads));
+  // PyTorch: xavier_uniform_ on the packed in_proj_weight (fan computed on the (3C, C) matrix),
+  // zero in_proj_bias; out_proj is an nn.Linear with a zeroed bias.
+  in_w = p.add(name + ".in_proj_weight", {3 * c, c}, init_kind::xavier_uniform, 1.0, c, 3 * c);
+  in_b = p.add(name + ".in_proj_bias", {3 * c}, init_kind::zeros);
+  out_proj = linear<T>(p, name + ".out_proj", c, c, true, init_kind::kaiming_linear);
+}
+
+template <class T>
+void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T> x,
+                                      const_matrix_view<T> ctx, const shape& sh, cache& cc) const {
+  const index d = c / heads, n = sh.batch * sh.t, m = sh.batch * sh.s;
+  if (x.rows != n || ctx.rows != m || x.cols != c || ctx.cols != c)
+    throw std::invalid_argument("attention: input shapes do not match the batch shape");
+  const T* w = p.value(in_w);
+  const T* b = p.value(in_b);
+  cc.q = matrix<T>(n, c);
+  cc.kv = matrix<T>(m, 2 * c);
+  cc.att = matrix<T>(n, c);
+  cc.lse.assign(static_cast<std::size_t>(sh.batch * heads * sh.t), T(0));
+  detail::gemm(false, true, n, c, c, T(1), x.data, x.ld, w, c, T(0), cc.q.data(), c);
+  add_bias(cc.q.view(), b);
+  detail::gemm(false, true, m, 2 * c, c, T(1), ctx.data, ctx.ld, w + c * c, c, T(0), cc.kv.data(),
+               2 * c);
+  add_bias(cc.kv.view(), b + c);
+  smooth_options opt;
+  opt.threads = 1;
+  for_each_head(sh.batch, heads, [&](index bi, index h) {
+    mask msk = causal ? mask::causal() : mask::none();
+    if (!sh.key_lengths.empty())
+      msk = msk & mask::key_padding({sh.key_lengths[static_cast<std::size_t>(bi)]});
+    const const_matrix_view<T> q = cc.q.cview().block(bi * sh.t, h * d, sh.t, d);
+    const const_matrix_view<T> k = cc.kv.cview().block(bi * sh.s, h * d, sh.s, d);
+    const const_matrix_view<T> v = cc.kv.cview().block(bi * sh.s, c + h * d, sh.s, d);
+    const std::span<T> lse(cc.lse.data() + (bi * heads + h) * sh.t, static_cast<std::size_t>(sh.t));
+    smooth_forward<T>(cc.att.view().block(bi * sh.t, h * d, sh.t, d), lse, q, k, v, kernel, msk,
+                      opt);
+  });
+  out_proj.forward(p, y, cc.att.cview());
+}
+
+template <class T>
+void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matrix_view<T> dctx,
+                                       const_matrix_view<T> dy, const_matrix_view<T> x,
+                                       const_matrix_view<T> ctx, const shape& sh,
+                                       const cache& cc) const {
+  const index d = c / heads, n = sh.batch * sh.t, m = sh.batch * sh.s;
+  matrix<T> datt(n, c), dq(n, c), dkv(m, 2 * c);
+  out_proj.backward(p, datt.view(), dy, cc.att.cview());
+  smooth_options opt;
+  opt.threads = 1;
+  for_each_head(sh.batch, heads, [&](index bi, index h) {
+    mask msk = causal ? mask::causal() : mask::none();
+    if (!sh.key_lengths.empty())
+      msk = msk & mask::key_padding({sh.key_lengths[static_cast<std::size_t>(bi)]});
+    smooth_grads<T> g(dq.view().block(bi * sh.t, h * d, sh.t, d),
+                      dkv.view().block(bi * sh.s, h * d, sh.s, d),
+                      dkv.view().block(bi * sh.s, c + h * d, sh.s, d));
+    const std::span<const T> lse(cc.lse.data() + (bi * heads + h) * sh.t,
+                                 static_cast<std::size_t>(sh.t));
+    smooth_backward<T>(g, datt.cview().block(bi * sh.t, h * d, sh.t, d),
+                       cc.att.cview().block(bi * sh.t, h * d, sh.t, d), lse,
+                       cc.q.cview().block(bi * sh.t, h * d, sh.t, d),
+                       cc.kv.cview().block(bi * sh.s, h * d, sh.s, d),
+                       cc.kv.cview().block(bi * sh.s, c + h * d, sh.s, d), kernel, msk, opt);
+  });
+  const T* w = p.value(in_w);
+  T* dw = p.grad(in_w);
+  T* db = p.grad(in_b);
+  // q = x W_qᵀ + b_q:  dx += dq W_q, dW_q += dqᵀ x, db_q += Σ dq
+  if (!dx.empty())
+    detail::gemm(false, false, n, c, c, T(1), dq.data(), c, w, c, T(1), dx.data, dx.ld);
+  detail::gemm(true, false, c, c, n, T(1), dq.data(), c, x.data, x.ld, T(1), dw, c);
+  add_colsum(db, dq.cview());
+  // [k v] = ctx W_kvᵀ + b_kv
+  if (!dctx.empty())
+    detail::gemm(false, false, m, c, 2 * c, T(1), dkv.data(), 2 * c, w + c * c, c, T(1), dctx.data,
+                 dctx.ld);
+  detail::gemm(true, false, 2 * c, c, m, T(1), dkv.data(), 2 * c, ctx.data, ctx.ld, T(1),
+               dw + c * c, c);
+  add_colsum(db + c, dkv.cview());
+}
+
+template <class T>
+matrix<T> multi_head_attention<T>::capture_weights(const cache& cc, const shape& sh, index b,
+                                                   index h) const {
+  if (b < 0 || b >= sh.batch || h < 0 || h >= heads)
+    throw std::out_of_range(
+        fmt::format("attention weights: batch item {} head {} out of range", b, h));
+  const index d = c / heads;
+  mask msk = causal ? mask::causal() : mask::none();
+  if (!sh.key_lengths.empty())
+    msk = msk & mask::key_padding({sh.key_lengths[static_cast<std::size_t>(b)]});
+  matrix<T> w(sh.t, sh.s);
+  smooth_weights<T>(w.view(), {}, cc.q.cview().block(b * sh.t, h * d, sh.t, d),
+                    cc.kv.cview().block(b * sh.s, h * d, sh.s, d), kernel, msk);
+  return w;
+}
+
+template struct multi_head_attention<float>;
+template struct multi_head_attention<double>;
+
+}  // namespace kf::nn

@@ -1,0 +1,44 @@
+#include "kernelformer/nn/dropout.hpp"
+
+namespace kf::nn {
+
+template <class T>
+void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
+                      std::mt19937_64* rng) const {
+  if (rate <= 0.0 || rng == nullptr) {  // evaluation, or no dropout: identity
+    c.keep.clear();
+    for (index n = 0; n < x.rows; ++n)
+      for (index i = 0; i < x.cols; ++i) y(n, i) = x(n, i);
+    return;
+  }
+  std::bernoulli_distribution keep(1.0 - rate);
+  const T scale = static_cast<T>(1.0 / (1.0 - rate));
+  c.keep.resize(static_cast<std::size_t>(x.rows * x.cols));
+  for (index n = 0; n < x.rows; ++n)
+    for (index i = 0; i < x.cols; ++i) {
+      const bool k = keep(*rng);
+      c.keep[static_cast<std::size_t>(n * x.cols + i)] = k;
+      y(n, i) = k ? x(n, i) * scale : T(0);
+    }
+}
+
+template <class T>
+void dropout::backward(matrix_view<T> dx, const_matrix_view<T> dy, const cache& c) const {
+  const T scale = c.keep.empty() ? T(1) : static_cast<T>(1.0 / (1.0 - rate));
+  for (index n = 0; n < dy.rows; ++n)
+    for (index i = 0; i < dy.cols; ++i) {
+      const bool k = c.keep.empty() || c.keep[static_cast<std::size_t>(n * dy.cols + i)];
+      if (k) dx(n, i) += dy(n, i) * scale;
+    }
+}
+
+template void dropout::forward<float>(matrix_view<float>, const_matrix_view<float>, cache&,
+                                      std::mt19937_64*) const;
+template void dropout::forward<double>(matrix_view<double>, const_matrix_view<double>, cache&,
+                                       std::mt19937_64*) const;
+template void dropout::backward<float>(matrix_view<float>, const_matrix_view<float>,
+                                       const cache&) const;
+template void dropout::backward<double>(matrix_view<double>, const_matrix_view<double>,
+                                        const cache&) const;
+
+}  // namespace kf::nn

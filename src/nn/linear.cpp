@@ -1,0 +1,47 @@
+#include "kernelformer/nn/linear.hpp"
+
+#include "detail/blas.hpp"
+
+namespace kf::nn {
+
+template <class T>
+linear<T>::linear(parameters<T>& p, const std::string& name, index in_features, index out_features,
+                  bool bias, init_kind init, double scale)
+    : in(in_features), out(out_features) {
+  w = p.add(name + ".weight", {out, in}, init, scale, in, out);
+  if (bias)
+    b = p.add(name + ".bias", {out},
+              init == init_kind::kaiming_linear ? init_kind::kaiming_linear : init_kind::zeros, 1.0,
+              in, out);
+}
+
+template <class T>
+void linear<T>::forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T> x) const {
+  // y = x Wᵀ (+ b)
+  detail::gemm(false, true, x.rows, out, in, T(1), x.data, x.ld, p.value(w), in, T(0), y.data,
+               y.ld);
+  if (b < 0) return;
+  const T* bv = p.value(b);
+  for (index n = 0; n < y.rows; ++n)
+    for (index o = 0; o < out; ++o) y(n, o) += bv[o];
+}
+
+template <class T>
+void linear<T>::backward(parameters<T>& p, matrix_view<T> dx, const_matrix_view<T> dy,
+                         const_matrix_view<T> x) const {
+  if (!dx.empty())  // dx += dy W
+    detail::gemm(false, false, dy.rows, in, out, T(1), dy.data, dy.ld, p.value(w), in, T(1),
+                 dx.data, dx.ld);
+  // dW += dyᵀ x
+  detail::gemm(true, false, out, in, dy.rows, T(1), dy.data, dy.ld, x.data, x.ld, T(1), p.grad(w),
+               in);
+  if (b < 0) return;
+  T* db = p.grad(b);
+  for (index n = 0; n < dy.rows; ++n)
+    for (index o = 0; o < out; ++o) db[o] += dy(n, o);
+}
+
+template struct linear<float>;
+template struct linear<double>;
+
+}  // namespace kf::nn

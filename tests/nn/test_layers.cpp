@@ -1,0 +1,249 @@
+// Finite-difference gradient checks in double for every layer: loss = Σ r ⊙ y with fixed random
+// r, central differences (ε = 1e-6) against the analytic backward, for the input(s) and every
+// parameter. Attention is checked with several kernels and masks, blocks post-LN and pre-LN,
+// encoder and decoder.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "kernelformer/nn/activation.hpp"
+#include "kernelformer/nn/attention.hpp"
+#include "kernelformer/nn/block.hpp"
+#include "kernelformer/nn/dropout.hpp"
+#include "kernelformer/nn/embedding.hpp"
+#include "kernelformer/nn/layer_norm.hpp"
+#include "kernelformer/nn/linear.hpp"
+#include "test_util.hpp"
+
+namespace kf::nn {
+namespace {
+
+using test::random_matrix;
+using P = parameters<double>;
+
+// Runs forward (fills y from the inputs and p) and backward (accumulates input grads and p's
+// grads from dy); checks every input entry and every parameter against central differences.
+struct grad_check {
+  std::function<void(P&, std::vector<matrix<double>>&, matrix<double>&)> forward;
+  std::function<void(P&, std::vector<matrix<double>>&, std::vector<matrix<double>>&,
+                     const matrix<double>&)>
+      backward;
+
+  void run(P& p, std::vector<matrix<double>> inputs, index out_rows, index out_cols,
+           const std::string& label, double tol = 1e-6) {
+    SCOPED_TRACE(label);
+    const auto r = random_matrix<double>(out_rows, out_cols, 99);
+    auto loss = [&]() {
+      matrix<double> y(out_rows, out_cols);
+      forward(p, inputs, y);
+      double l = 0;
+      for (index i = 0; i < y.size(); ++i) l += y.data()[i] * r.data()[i];
+      return l;
+    };
+    p.zero_grad();
+    matrix<double> y(out_rows, out_cols);
+    forward(p, inputs, y);
+    std::vector<matrix<double>> dins;
+    for (const auto& in : inputs) dins.emplace_back(in.rows(), in.cols());
+    backward(p, inputs, dins, r);
+    const double eps = 1e-6;
+    auto check = [&](double& slot, double analytic, const std::string& what) {
+      const double x0 = slot;
+      slot = x0 + eps;
+      const double lp = loss();
+      slot = x0 - eps;
+      const double lm = loss();
+      slot = x0;
+      const double fd = (lp - lm) / (2 * eps);
+      EXPECT_NEAR(analytic, fd, tol * std::max(1.0, std::abs(fd))) << what;
+    };
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      for (index i = 0; i < inputs[k].size(); ++i)
+        check(inputs[k].data()[i], dins[k].data()[i],
+              "input " + std::to_string(k) + "[" + std::to_string(i) + "]");
+    const std::vector<double> grads(p.grads().begin(), p.grads().end());
+    for (const auto& pi : p.info())
+      for (index i = 0; i < pi.size; ++i)
+        check(p.values()[static_cast<std::size_t>(pi.offset + i)],
+              grads[static_cast<std::size_t>(pi.offset + i)],
+              pi.name + "[" + std::to_string(i) + "]");
+  }
+};
+
+TEST(LayerGrad, Linear) {
+  P p;
+  const linear<double> lin(p, "fc", 5, 3);
+  p.finalize(1);
+  grad_check g{[&](P& pp, auto& in, auto& y) { lin.forward(pp, y.view(), in[0].cview()); },
+               [&](P& pp, auto& in, auto& din, const auto& dy) {
+                 lin.backward(pp, din[0].view(), dy.cview(), in[0].cview());
+               }};
+  g.run(p, {random_matrix<double>(4, 5, 1)}, 4, 3, "linear");
+}
+
+TEST(LayerGrad, LayerNorm) {
+  P p;
+  const layer_norm<double> ln(p, "ln", 6);
+  p.finalize(2);
+  for (double& v : p.values()) v += 0.3 * std::sin(v + 1.0);  // non-trivial weight and bias
+  typename layer_norm<double>::cache c;
+  grad_check g{[&](P& pp, auto& in, auto& y) { ln.forward(pp, y.view(), in[0].cview(), c); },
+               [&](P& pp, auto& in, auto& din, const auto& dy) {
+                 ln.backward(pp, din[0].view(), dy.cview(), in[0].cview(), c);
+               }};
+  g.run(p, {random_matrix<double>(3, 6, 3, -2, 2)}, 3, 6, "layer_norm");
+}
+
+TEST(LayerGrad, ActivationsAndDropout) {
+  P p;
+  p.finalize(0);
+  for (auto a : {activation::relu, activation::gelu}) {
+    auto x = random_matrix<double>(4, 5, 4, -2, 2);
+    for (double& v : x.values())
+      if (std::abs(v) < 1e-3) v = 0.5;  // away from relu's kink
+    grad_check g{[&](P&, auto& in, auto& y) { activation_forward(a, y.view(), in[0].cview()); },
+                 [&](P&, auto& in, auto& din, const auto& dy) {
+                   activation_backward(a, din[0].view(), dy.cview(), in[0].cview());
+                 }};
+    g.run(p, {x}, 4, 5, a == activation::relu ? "relu" : "gelu");
+  }
+  const dropout d{0.3};
+  dropout::cache c;
+  std::mt19937_64 rng(5);
+  matrix<double> x = random_matrix<double>(6, 7, 6), y(6, 7);
+  d.forward(y.view(), x.cview(), c, &rng);  // fixes the mask
+  const auto keep = c.keep;
+  grad_check g{
+      [&](P&, auto& in, auto& yy) {
+        for (index i = 0; i < in[0].size(); ++i)
+          yy.data()[i] = keep[static_cast<std::size_t>(i)] ? in[0].data()[i] / 0.7 : 0.0;
+      },
+      [&](P&, auto&, auto& din, const auto& dy) { d.backward(din[0].view(), dy.cview(), c); }};
+  g.run(p, {x}, 6, 7, "dropout");
+  index kept = 0;
+  for (auto k : keep) kept += k;
+  EXPECT_GT(kept, 20);
+  EXPECT_LT(kept, 42);
+}
+
+TEST(LayerGrad, TokenEmbedding) {
+  P p;
+  const token_embedding<double> emb(p, "wte", 7, 4);
+  p.finalize(3);
+  const std::vector<index> ids = {3, 0, 6, 3};
+  grad_check g{[&](P& pp, auto&, auto& y) { emb.forward(pp, y.view(), ids); },
+               [&](P& pp, auto&, auto&, const auto& dy) { emb.backward(pp, dy.cview(), ids); }};
+  g.run(p, {}, 4, 4, "embedding");
+  matrix<double> y(1, 4);
+  const std::vector<index> bad = {7};
+  EXPECT_THROW(emb.forward(p, y.view(), bad), std::out_of_range);
+}
+
+TEST(LayerGrad, SinusoidalTable) {
+  const auto pe = positional_sinusoidal<double>(50, 6);
+  EXPECT_DOUBLE_EQ(pe(0, 0), 0.0);
+  EXPECT_DOUBLE_EQ(pe(0, 1), 1.0);
+  EXPECT_NEAR(pe(7, 2), std::sin(7.0 / std::pow(10000.0, 2.0 / 6.0)), 1e-15);
+  EXPECT_NEAR(pe(7, 5), std::cos(7.0 / std::pow(10000.0, 4.0 / 6.0)), 1e-15);
+}
+
+void check_attention(const kernel_spec& kern, bool causal, bool cross, bool padding,
+                     const std::string& label) {
+  P p;
+  const multi_head_attention<double> att(p, "attn", 8, 2, kern, causal);
+  p.finalize(7);
+  typename multi_head_attention<double>::shape sh;
+  sh.batch = 2;
+  sh.t = 3;
+  sh.s = cross ? 4 : 3;
+  if (padding) sh.key_lengths = {sh.s, sh.s - 1};
+  typename multi_head_attention<double>::cache c;
+  std::vector<matrix<double>> inputs = {random_matrix<double>(6, 8, 11)};
+  if (cross) inputs.push_back(random_matrix<double>(2 * sh.s, 8, 12));
+  grad_check g{[&](P& pp, auto& in, auto& y) {
+                 att.forward(pp, y.view(), in[0].cview(), (cross ? in[1] : in[0]).cview(), sh, c);
+               },
+               [&](P& pp, auto& in, auto& din, const auto& dy) {
+                 att.backward(pp, din[0].view(), (cross ? din[1] : din[0]).view(), dy.cview(),
+                              in[0].cview(), (cross ? in[1] : in[0]).cview(), sh, c);
+               }};
+  g.run(p, inputs, 6, 8, label);
+}
+
+TEST(LayerGrad, AttentionEveryKernelSelfCrossMasks) {
+  check_attention(kernel_exp_dot{}, false, false, false, "exp_dot self");
+  check_attention(kernel_exp_dot{}, true, false, false, "exp_dot causal");
+  check_attention(kernel_exp_dot{}, false, true, true, "exp_dot cross + padding");
+  check_attention(kernel_gaussian{1.5}, true, false, false, "gaussian causal");
+  check_attention(kernel_periodic{2.0, 3.0}, false, false, false, "periodic");
+  check_attention(kernel_cauchy{1.0}, false, true, false, "cauchy cross");
+  check_attention(kernel_polynomial{2.0, 1.0, 2}, false, false, false, "polynomial");
+  check_attention(kernel_epanechnikov{6.0}, false, false, false, "epanechnikov (wide support)");
+}
+
+void check_block(bool decoder, bool norm_first, activation act, const std::string& label) {
+  P p;
+  block_config cfg;
+  cfg.d_model = 8;
+  cfg.heads = 2;
+  cfg.d_ff = 12;
+  cfg.norm_first = norm_first;
+  cfg.act = act;
+  const transformer_layer<double> layer(p, "layers.0", cfg, decoder, decoder);
+  p.finalize(13);
+  typename multi_head_attention<double>::shape self_sh, cross_sh;
+  self_sh.batch = cross_sh.batch = 2;
+  self_sh.t = self_sh.s = cross_sh.t = 3;
+  cross_sh.s = 4;
+  typename transformer_layer<double>::cache c;
+  std::vector<matrix<double>> inputs = {random_matrix<double>(6, 8, 21)};
+  if (decoder) inputs.push_back(random_matrix<double>(8, 8, 22));
+  grad_check g{[&](P& pp, auto& in, auto& y) {
+                 layer.forward(pp, y.view(), in[0].cview(),
+                               decoder ? in[1].cview() : const_matrix_view<double>{}, self_sh,
+                               cross_sh, c, nullptr);
+               },
+               [&](P& pp, auto& in, auto& din, const auto& dy) {
+                 layer.backward(pp, din[0].view(), decoder ? din[1].view() : matrix_view<double>{},
+                                dy.cview(), decoder ? in[1].cview() : const_matrix_view<double>{},
+                                self_sh, cross_sh, c);
+               }};
+  g.run(p, inputs, 6, 8, label);
+}
+
+TEST(LayerGrad, EncoderAndDecoderLayers) {
+  check_block(false, false, activation::relu, "encoder post-LN relu");
+  check_block(false, true, activation::gelu, "encoder pre-LN gelu");
+  check_block(true, false, activation::relu, "decoder post-LN");
+  check_block(true, true, activation::gelu, "decoder pre-LN");
+}
+
+TEST(Attention, CapturedWeightsAreRowsOfTheSoftmax) {
+  parameters<double> p;
+  const multi_head_attention<double> att(p, "attn", 8, 2, kernel_exp_dot{}, true);
+  p.finalize(3);
+  typename multi_head_attention<double>::shape sh;
+  sh.batch = 1;
+  sh.t = sh.s = 5;
+  typename multi_head_attention<double>::cache c;
+  const auto x = random_matrix<double>(5, 8, 4);
+  matrix<double> y(5, 8);
+  att.forward(p, y.view(), x.cview(), x.cview(), sh, c);
+  const auto w = att.capture_weights(c, sh, 0, 1);
+  for (index i = 0; i < 5; ++i) {
+    double s = 0;
+    for (index j = 0; j < 5; ++j) {
+      if (j > i) {
+        EXPECT_EQ(w(i, j), 0.0);
+      }
+      s += w(i, j);
+    }
+    EXPECT_NEAR(s, 1.0, 1e-12);
+  }
+}
+
+}  // namespace
+}  // namespace kf::nn
