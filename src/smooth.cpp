@@ -53,7 +53,9 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
             pa.setZero();
             continue;
           }
-          pa = (wa == kNegInf<T>).select(T(0), (wa - nmax).exp());
+          pa = (wa - nmax).exp();  // vectorized; Eigen's select() is not, so mask after
+          for (index b = 0; b < bk; ++b)
+            if (wa[b] == kNegInf<T>) pa[b] = T(0);
           const T scale = std::exp(mx[a] - nmax);  // exp(−inf) = 0 on the first contribution
           sum[a] = sum[a] * scale + pa.sum();
           if (scale != T(1))
@@ -142,6 +144,7 @@ void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_ma
   matrix<T> dqs, dks;
   smooth_grads<T> g;
   g.dv = grads.dv;
+  g.want_dparam = grads.want_dparam;
   if (pl.in.scaled) {
     dqs = matrix<T>(q.rows, q.cols);
     dks = matrix<T>(k.rows, k.cols);

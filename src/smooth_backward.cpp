@@ -71,6 +71,7 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
   const index d = pl.d, dv = pl.dv, m = pl.m;
   const bool want_dq = !g.dq.empty(), want_dk = !g.dk.empty(), want_dv = !g.dv.empty();
   const bool logd = pl.rk.log_domain;
+  const bool want_dparam = g.want_dparam;
   const auto nt = static_cast<std::size_t>(pl.threads);
   std::vector<std::vector<T>> dk_t(nt), dv_t(nt);
   std::vector<std::array<double, 2>> dparam_t(nt, {0.0, 0.0});
@@ -100,9 +101,11 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
         array_map<T> wa(sc.w.data() + a * kBk, bk), pa(sc.p.data() + a * kBk, bk);
         if (!row_ok[a])
           pa.setZero();
-        else if (logd)
-          pa = (wa == kNegInf<T>).select(T(0), (wa - lse[static_cast<std::size_t>(i0 + a)]).exp());
-        else
+        else if (logd) {
+          pa = (wa - lse[static_cast<std::size_t>(i0 + a)]).exp();  // vectorized, then mask
+          for (index b = 0; b < bk; ++b)
+            if (wa[b] == kNegInf<T>) pa[b] = T(0);
+        } else
           pa = wa * inv_sum[a];
       }
       if (want_dv)
@@ -141,7 +144,7 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
                     continue;
                   }
                   da[b] = c * kk.template dweight<T>(sa[b]);
-                  dpar += double(c) * kk.dweight_dparam(double(sa[b]));
+                  if (want_dparam) dpar += double(c) * kk.dweight_dparam(double(sa[b]));
                 }
               }
             },

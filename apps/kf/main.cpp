@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   kf::cli::add_demo(app);
   kf::cli::add_smooth(app);
   kf::cli::add_kde(app);
+  kf::cli::add_predict(app);
+  kf::cli::add_train(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

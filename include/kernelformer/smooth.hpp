@@ -51,6 +51,7 @@ struct smooth_grads {
   // d loss / d kernel parameter (bandwidth or temperature); [1] is the product's second factor.
   double dparam[2] = {0.0, 0.0};
   std::vector<double> dbandwidth_per_dim;  // filled (+=) when bandwidth_per_dim is used
+  bool want_dparam = true;  // false: skip the kernel-parameter gradient (a fixed kernel)
 };
 
 // out: n×dv. lse: n entries or empty (not stored). Returns the empty-row count.

@@ -309,7 +309,10 @@ void parallel_blocks(const plan<T>& pl, Fn&& fn) {
     // omp_get_max_threads() unless omp_in_parallel(), which is false for a team of one. This
     // also makes results independent of the thread count.
     omp_set_num_threads(1);
-    scratch<T> sc(pl.dv);
+    // One scratch per thread, kept across calls: attention makes many small calls, and
+    // allocating the tiles each time cost more than the work (every entry read is written
+    // first, so stale contents are harmless).
+    static thread_local scratch<T> sc(0);
 #pragma omp for schedule(dynamic, 1)
     for (index qb = 0; qb < pl.query_blocks(); ++qb) {
       try {

@@ -23,8 +23,8 @@ const checkpoint_tensor* checkpoint::find(const std::string& name) const {
   return nullptr;
 }
 
-void checkpoint_save(const std::string& path, const nn::parameters<float>& params,
-                     const std::map<std::string, std::string>& metadata) {
+std::string checkpoint_encode(const nn::parameters<float>& params,
+                              const std::map<std::string, std::string>& metadata) {
   nlohmann::ordered_json header;
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::size_t offset = 0;
@@ -43,7 +43,12 @@ void checkpoint_save(const std::string& path, const nn::parameters<float>& param
   out += h;
   const auto values = params.values();
   out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
-  io::write_file_atomic(path, out);
+  return out;
+}
+
+void checkpoint_save(const std::string& path, const nn::parameters<float>& params,
+                     const std::map<std::string, std::string>& metadata) {
+  io::write_file_atomic(path, checkpoint_encode(params, metadata));
 }
 
 checkpoint checkpoint_parse(const std::string& bytes, const std::string& name) {

@@ -110,6 +110,7 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
     smooth_grads<T> g(dq.view().block(bi * sh.t, h * d, sh.t, d),
                       dkv.view().block(bi * sh.s, h * d, sh.s, d),
                       dkv.view().block(bi * sh.s, c + h * d, sh.s, d));
+    g.want_dparam = false;  // the kernel's parameter is not trained (yet)
     const std::span<const T> lse(cc.lse.data() + (bi * heads + h) * sh.t,
                                  static_cast<std::size_t>(sh.t));
     smooth_backward<T>(g, datt.cview().block(bi * sh.t, h * d, sh.t, d),

@@ -11,12 +11,14 @@ void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
       for (index i = 0; i < x.cols; ++i) y(n, i) = x(n, i);
     return;
   }
-  std::bernoulli_distribution keep(1.0 - rate);
+  // Keep with probability 1 − rate: a raw 64-bit draw against a threshold (the distribution
+  // objects' floating-point path cost more than the layer itself).
+  const auto threshold = static_cast<std::uint64_t>(rate * 18446744073709551616.0);
   const T scale = static_cast<T>(1.0 / (1.0 - rate));
   c.keep.resize(static_cast<std::size_t>(x.rows * x.cols));
   for (index n = 0; n < x.rows; ++n)
     for (index i = 0; i < x.cols; ++i) {
-      const bool k = keep(*rng);
+      const bool k = (*rng)() >= threshold;
       c.keep[static_cast<std::size_t>(n * x.cols + i)] = k;
       y(n, i) = k ? x(n, i) * scale : T(0);
     }

@@ -32,6 +32,9 @@ struct checkpoint {
 
 void checkpoint_save(const std::string& path, const nn::parameters<float>& params,
                      const std::map<std::string, std::string>& metadata);
+// The file's bytes (for callers that stage several outputs together).
+std::string checkpoint_encode(const nn::parameters<float>& params,
+                              const std::map<std::string, std::string>& metadata);
 checkpoint checkpoint_load(const std::string& path);
 checkpoint checkpoint_parse(const std::string& bytes, const std::string& name);
 // Copies every tensor into the parameters with the same name; throws naming missing,

@@ -1,0 +1,74 @@
+// kernelformer/model/periodic.hpp — seed 003's experiment, as its authors' code runs it
+// (../shared/docs/periodic-protocol.md): Transformers forecasting periodic functions.
+//
+// Data: y_t = f(0.1·t), t = 0..999; every length-100 window (stride 1) gives a sample whose
+// input is its first 99 values and whose target is the 100th: 901 samples. Test: context = the
+// last 99 training values (x = 90.1 … 99.9), targets at x = 100.0 … 119.9 (200 steps).
+// Rollout: predict, append the prediction, slide, 200 times; test MSE = mean squared error of
+// the 200 predictions. Teacher-forced: the true context at every step.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernelformer/model/transformer.hpp"
+#include "kernelformer/tensor.hpp"
+
+namespace kf::model {
+
+enum class periodic_function { sin, sin_exp, square };
+periodic_function periodic_function_parse(const std::string& name);  // sin | sin-exp | square
+std::string periodic_function_name(periodic_function f);
+// sin(x); sin(x)·exp(0.01x); square(x) = +1 on the first half of each 2π period, −1 on the second.
+double periodic_value(periodic_function f, double x);
+
+struct periodic_data {
+  static constexpr index kWindow = 99, kSeries = 1000, kSteps = 200;
+  matrix<float> train_x;               // (901, 99)
+  std::vector<float> train_y;          // (901)
+  std::vector<double> series;          // the 1000 training values
+  std::vector<double> context;         // the last 99 training values
+  std::vector<double> test_x, test_y;  // x = 100.0 … 119.9 and f there
+};
+periodic_data periodic_make(periodic_function f);
+
+// One-step predictor: a window of 99 values → the next value.
+using window_predictor = std::function<double(const std::vector<double>& window)>;
+struct forecast {
+  std::vector<double> rollout, teacher_forced;
+  double mse_rollout = 0, mse_teacher_forced = 0;
+};
+forecast periodic_forecast(const periodic_data& d, const window_predictor& predict);
+
+// The Nadaraya–Watson forecaster: attention with a fixed gaussian kernel over the training set
+// (keys = the 901 windows, values = their next values), bandwidth by leave-one-out CV.
+struct nw_forecaster {
+  double bandwidth = 0, loo_cv = 0;
+  matrix<double> keys;
+  std::vector<double> values;
+  double predict(const std::vector<double>& window) const;
+};
+nw_forecaster nw_forecaster_fit(const periodic_data& d);
+
+// Mini-batch training of a regressor: Adam(W), shuffled batches, MSE; deterministic for a seed.
+struct train_options {
+  index epochs = 100, batch = 512;
+  double lr = 1e-3, weight_decay = 0.0, clip = 0.0;  // clip = 0: no gradient clipping
+  std::uint64_t seed = 0;
+};
+struct train_result {
+  std::vector<double> epoch_loss, epoch_seconds;
+  double train_seconds = 0;
+};
+using epoch_callback = std::function<void(index epoch, index epochs, double loss)>;
+train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& x,
+                             const std::vector<float>& y, const train_options& o,
+                             const epoch_callback& on_epoch = {});
+
+// Model configurations: paper (d 512, H 2, PE 128 concatenated, FFN 512), code (d 128, H 2,
+// FFN 128, PE added), quick (d 16, H 2, FFN 32, one layer; seconds, for tests and the demo).
+regressor_config periodic_config(const std::string& name);
+
+}  // namespace kf::model

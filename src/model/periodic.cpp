@@ -1,0 +1,187 @@
+#include "kernelformer/model/periodic.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+#include "kernelformer/optim/adamw.hpp"
+#include "kernelformer/regression/smoother.hpp"
+#include "kernelformer/smooth.hpp"
+
+namespace kf::model {
+
+periodic_function periodic_function_parse(const std::string& name) {
+  if (name == "sin") return periodic_function::sin;
+  if (name == "sin-exp" || name == "sin_exp") return periodic_function::sin_exp;
+  if (name == "square") return periodic_function::square;
+  throw std::invalid_argument("unknown function '" + name + "' (sin, sin-exp, square)");
+}
+
+std::string periodic_function_name(periodic_function f) {
+  return f == periodic_function::sin       ? "sin"
+         : f == periodic_function::sin_exp ? "sin-exp"
+                                           : "square";
+}
+
+double periodic_value(periodic_function f, double x) {
+  switch (f) {
+    case periodic_function::sin:
+      return std::sin(x);
+    case periodic_function::sin_exp:
+      return std::sin(x) * std::exp(0.01 * x);
+    case periodic_function::square: {
+      const double two_pi = 2 * std::numbers::pi;
+      const double r = x - two_pi * std::floor(x / two_pi);  // scipy.signal.square: duty 0.5
+      return r < std::numbers::pi ? 1.0 : -1.0;
+    }
+  }
+  return 0;
+}
+
+periodic_data periodic_make(periodic_function f) {
+  periodic_data d;
+  const index n = periodic_data::kSeries, w = periodic_data::kWindow;
+  d.series.resize(static_cast<std::size_t>(n));
+  for (index t = 0; t < n; ++t)
+    d.series[static_cast<std::size_t>(t)] = periodic_value(f, 0.1 * double(t));
+  const index samples = n - w;  // 901
+  d.train_x = matrix<float>(samples, w);
+  d.train_y.resize(static_cast<std::size_t>(samples));
+  for (index i = 0; i < samples; ++i) {
+    for (index j = 0; j < w; ++j)
+      d.train_x(i, j) = static_cast<float>(d.series[static_cast<std::size_t>(i + j)]);
+    d.train_y[static_cast<std::size_t>(i)] =
+        static_cast<float>(d.series[static_cast<std::size_t>(i + w)]);
+  }
+  d.context.assign(d.series.end() - w, d.series.end());
+  for (index j = 0; j < periodic_data::kSteps; ++j) {
+    const double x = 100.0 + 0.1 * double(j);
+    d.test_x.push_back(x);
+    d.test_y.push_back(periodic_value(f, x));
+  }
+  return d;
+}
+
+forecast periodic_forecast(const periodic_data& d, const window_predictor& predict) {
+  forecast fc;
+  std::vector<double> window = d.context;
+  std::vector<double> truth = d.context;  // the true series, for teacher forcing
+  for (std::size_t s = 0; s < d.test_y.size(); ++s) {
+    const double p = predict(window);
+    const double tf =
+        predict(std::vector<double>(truth.end() - periodic_data::kWindow, truth.end()));
+    fc.rollout.push_back(p);
+    fc.teacher_forced.push_back(tf);
+    window.erase(window.begin());
+    window.push_back(p);  // feed the prediction back
+    truth.push_back(d.test_y[s]);
+    fc.mse_rollout += (p - d.test_y[s]) * (p - d.test_y[s]) / double(d.test_y.size());
+    fc.mse_teacher_forced += (tf - d.test_y[s]) * (tf - d.test_y[s]) / double(d.test_y.size());
+  }
+  return fc;
+}
+
+double nw_forecaster::predict(const std::vector<double>& window) const {
+  const matrix<double> q(1, static_cast<index>(window.size()), window);
+  matrix<double> out(1, 1);
+  const matrix<double> v(static_cast<index>(values.size()), 1, values);
+  smooth_forward<double>(out.view(), {}, q.cview(), keys.cview(), v.cview(),
+                         kernel_gaussian{bandwidth}, mask::none());
+  return out(0, 0);
+}
+
+nw_forecaster nw_forecaster_fit(const periodic_data& d) {
+  nw_forecaster f;
+  f.keys = matrix<double>(d.train_x.rows(), d.train_x.cols());
+  for (index i = 0; i < f.keys.size(); ++i) f.keys.data()[i] = d.train_x.data()[i];
+  f.values.assign(d.train_y.begin(), d.train_y.end());
+  // One isotropic bandwidth over the 99-dimensional windows, chosen by leave-one-out CV over
+  // h ∈ [0.01, 10] (the windows of adjacent samples are ~0.7 apart).
+  const auto r = bandwidth_search(
+      [&](const std::vector<double>& h) {
+        regression_spec s;
+        s.bandwidth = {h[0]};
+        return regression_criteria(s, f.keys.cview(), f.values).loo_cv;
+      },
+      {1.0}, "loo_cv");
+  f.bandwidth = r.bandwidth[0];
+  f.loo_cv = r.value;
+  return f;
+}
+
+train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& x,
+                             const std::vector<float>& y, const train_options& o,
+                             const epoch_callback& on_epoch) {
+  const index n = x.rows(), t = x.cols();
+  if (static_cast<index>(y.size()) != n) throw std::invalid_argument("train: x and y sizes differ");
+  if (o.epochs < 1 || o.batch < 1)
+    throw std::invalid_argument("train: epochs and batch must be >= 1");
+  optim::adamw<float> opt({o.lr, 0.9, 0.999, 1e-8, o.weight_decay}, m.params().count());
+  std::mt19937_64 rng(o.seed);
+  std::vector<index> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  train_result r;
+  const auto t_start = std::chrono::steady_clock::now();
+  for (index e = 0; e < o.epochs; ++e) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::shuffle(order.begin(), order.end(), rng);
+    double sum = 0;
+    for (index b0 = 0; b0 < n; b0 += o.batch) {
+      const index b = std::min(o.batch, n - b0);
+      matrix<float> xb(b, t);
+      std::vector<float> yb(static_cast<std::size_t>(b)), pred(static_cast<std::size_t>(b)),
+          dpred(static_cast<std::size_t>(b));
+      for (index i = 0; i < b; ++i) {
+        const index src = order[static_cast<std::size_t>(b0 + i)];
+        for (index j = 0; j < t; ++j) xb(i, j) = x(src, j);
+        yb[static_cast<std::size_t>(i)] = y[static_cast<std::size_t>(src)];
+      }
+      m.params().zero_grad();
+      m.forward(xb.cview(), pred, &rng);
+      sum += sequence_regressor<float>::mse(pred, yb, dpred) * double(b);
+      m.backward(dpred);
+      if (o.clip > 0) optim::clip_grad_norm(m.params().grads(), o.clip);
+      opt.step(m.params().values(), m.params().grads());
+    }
+    r.epoch_loss.push_back(sum / double(n));
+    r.epoch_seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (on_epoch) on_epoch(e + 1, o.epochs, r.epoch_loss.back());
+  }
+  r.train_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  return r;
+}
+
+regressor_config periodic_config(const std::string& name) {
+  regressor_config c;
+  c.seq_len = periodic_data::kWindow;
+  c.layers = 2;
+  c.block.heads = 2;
+  c.block.dropout = 0.1;
+  c.block.act = nn::activation::relu;
+  if (name == "code") {
+    c.block.d_model = 128;
+    c.block.d_ff = 128;
+  } else if (name == "paper") {
+    c.block.d_model = 512;
+    c.block.d_ff = 512;
+    c.pe_dim = 128;
+    c.pe_concat = true;
+  } else if (name == "quick") {
+    c.layers = 1;
+    c.block.d_model = 16;
+    c.block.d_ff = 32;
+  } else {
+    throw std::invalid_argument("unknown configuration '" + name + "' (paper, code, quick)");
+  }
+  return c;
+}
+
+}  // namespace kf::model
