@@ -167,34 +167,11 @@ void run(const kde_options& o) {
     f.data = {line, rug};
     writer.stage(o.plot, viz::render_for_path(f, o.plot));
   }
-  if (!o.plot_criterion.empty()) {
-    viz::figure f;
-    f.title = fmt::format("bandwidth selection: {}", bandwidth_criterion_name(fit.criterion));
-    f.xlabel = "bandwidth h";
-    f.ylabel = bandwidth_criterion_name(fit.criterion);
-    f.log_x = true;
-    viz::series c{viz::series::kind::line, {}, {}, {}, "criterion", viz::kBlue, 2, 1};
-    for (const auto& p : fit.curve) {
-      c.x.push_back(p.bandwidth[0]);
-      c.y.push_back(std::isfinite(p.value) ? p.value : NAN);
-    }
-    viz::series chosen{viz::series::kind::points,
-                       {fit.bandwidth[0]},
-                       {fit.criterion_value},
-                       {},
-                       fmt::format("chosen h = {:.4g}", fit.bandwidth[0]),
-                       viz::kRed,
-                       5,
-                       1};
-    f.data = {c, chosen};
-    writer.stage(o.plot_criterion, viz::render_for_path(f, o.plot_criterion));
-  }
-  if (!o.criterion_csv.empty()) {
-    std::string csv = "scale,bandwidth,criterion\n";
-    for (const auto& p : fit.curve)
-      csv += fmt::format("{},{},{}\n", p.scale, fmt::join(p.bandwidth, ";"), p.value);
-    writer.stage(o.criterion_csv, csv);
-  }
+  if (!o.plot_criterion.empty())
+    writer.stage(o.plot_criterion,
+                 criterion_plot(fit.curve, fit.bandwidth[0], fit.criterion_value,
+                                bandwidth_criterion_name(fit.criterion), false, o.plot_criterion));
+  if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
   writer.commit();
   if (o.quiet) return;
   fmt::print(

@@ -125,6 +125,31 @@ void run(const periodic_options& o) {
                     "prediction (rollout)",  viz::kRed,   2,          1};
     f.data = {src, tgt, prd};
     w.stage(o.out + "/prediction.png", viz::render(f, viz::image_format::png));
+    // Seed 003 Fig. 4: the attention map of the last layer's first head on the test context.
+    {
+      matrix<float> ctx(1, static_cast<index>(data.context.size()));
+      for (std::size_t i = 0; i < data.context.size(); ++i)
+        ctx(0, static_cast<index>(i)) = static_cast<float>(data.context[i]);
+      float p = 0;
+      m.forward(ctx.cview(), std::span<float>(&p, 1), nullptr);
+      const index layer = cfg.layers - 1;
+      const matrix<float> att = m.attention_weights(layer, 0, 0);
+      viz::heatmap hm;
+      hm.title =
+          fmt::format("attention, layer {} head 1, test context ({})", layer + 1, o.function);
+      hm.xlabel = "key position";
+      hm.ylabel = "query position";
+      hm.rows = static_cast<int>(att.rows());
+      hm.cols = static_cast<int>(att.cols());
+      hm.values.assign(att.values().begin(), att.values().end());
+      w.stage(o.out + "/attention.png", viz::render(hm, viz::image_format::png));
+      std::string csv;
+      for (index i = 0; i < att.rows(); ++i) {
+        for (index j = 0; j < att.cols(); ++j) csv += fmt::format("{}{}", j ? "," : "", att(i, j));
+        csv += "\n";
+      }
+      w.stage(o.out + "/attention.csv", csv);
+    }
     viz::figure l;
     l.title = "training loss (MSE)";
     l.xlabel = "epoch";
@@ -141,7 +166,8 @@ void run(const periodic_options& o) {
       "{:.2f} s/epoch (median), {:.1f} s total\n",
       tr.epoch_loss.back(), fc.mse_rollout, fc.mse_teacher_forced, median, tr.train_seconds);
   if (!o.out.empty())
-    fmt::print("wrote {}/ (loss.csv, prediction.csv/png, loss.png, summary.json)\n", o.out);
+    fmt::print("wrote {}/ (loss.csv/png, prediction.csv/png, attention.csv/png, summary.json)\n",
+               o.out);
 }
 
 }  // namespace
@@ -169,7 +195,10 @@ void add_train(CLI::App& app) {
   sub->add_option("--save", o->save, "MODEL.safetensors (PyTorch state_dict names)");
   sub->add_option("--summary", o->summary,
                   "SUMMARY.json: test_mse_rollout, epoch_seconds_median, …");
-  sub->add_option("--out", o->out, "directory for loss.csv, prediction.csv, plots, summary.json");
+  sub->add_option(
+      "--out", o->out,
+      "directory: loss.csv/png, prediction.csv/png (Fig. 3), attention.csv/png (Fig. 4), "
+      "summary.json");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Examples:\n"

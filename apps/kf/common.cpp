@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "kernelformer/io/csv.hpp"
+#include "kernelformer/viz/plot.hpp"
 
 namespace kf::cli {
 
@@ -80,6 +81,38 @@ void progress_bar::update(int done, int total) {
              eta);
   std::fflush(stderr);
   drawn_ = true;
+}
+
+std::string criterion_plot(const std::vector<criterion_point>& curve, double chosen_h,
+                           double chosen_value, const std::string& criterion, bool multi_column,
+                           const std::string& path) {
+  viz::figure f;
+  f.title = fmt::format("bandwidth selection: {}", criterion);
+  f.xlabel = "bandwidth h" + std::string(multi_column ? " (first column)" : "");
+  f.ylabel = criterion;
+  f.log_x = true;
+  viz::series c{viz::series::kind::line, {}, {}, {}, "criterion", viz::kBlue, 2, 1};
+  for (const auto& p : curve) {
+    c.x.push_back(p.bandwidth[0]);
+    c.y.push_back(std::isfinite(p.value) ? p.value : NAN);
+  }
+  viz::series chosen{viz::series::kind::points,
+                     {chosen_h},
+                     {chosen_value},
+                     {},
+                     fmt::format("chosen h = {:.4g}", chosen_h),
+                     viz::kRed,
+                     5,
+                     1};
+  f.data = {c, chosen};
+  return viz::render_for_path(f, path);
+}
+
+std::string criterion_csv(const std::vector<criterion_point>& curve) {
+  std::string csv = "scale,bandwidth,criterion\n";
+  for (const auto& p : curve)
+    csv += fmt::format("{},{},{}\n", p.scale, fmt::join(p.bandwidth, ";"), p.value);
+  return csv;
 }
 
 std::vector<std::string> split_list(const std::string& text, const std::string& option) {

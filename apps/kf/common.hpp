@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernelformer/io/npy.hpp"
+#include "kernelformer/regression/bandwidth.hpp"
 #include "kernelformer/tensor.hpp"
 
 namespace kf::cli {
@@ -49,6 +50,12 @@ class progress_bar {
   bool drawn_ = false;
   double start_;
 };
+
+// The bandwidth-criterion curve as a figure (for PATH's .svg/.png) or as CSV.
+std::string criterion_plot(const std::vector<criterion_point>& curve, double chosen_h,
+                           double chosen_value, const std::string& criterion, bool multi_column,
+                           const std::string& path);
+std::string criterion_csv(const std::vector<criterion_point>& curve);
 
 // Splits "a,b,c" into its items (throws user_error on empty items).
 std::vector<std::string> split_list(const std::string& text, const std::string& option);

@@ -31,6 +31,16 @@ void for_each_head(index batch, index heads, Fn&& fn) {
   if (err) std::rethrow_exception(err);
 }
 
+// The mask of batch item b: causal and/or its valid key length.
+template <class T>
+mask head_mask(const multi_head_attention<T>& a, const typename multi_head_attention<T>::shape& sh,
+               index b) {
+  mask msk = a.causal ? mask::causal() : mask::none();
+  if (!sh.key_lengths.empty())
+    msk = msk & mask::key_padding({sh.key_lengths[static_cast<std::size_t>(b)]});
+  return msk;
+}
+
 template <class T>
 void add_bias(matrix_view<T> y, const T* b) {
   for (index n = 0; n < y.rows; ++n)
@@ -80,9 +90,7 @@ void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_
   smooth_options opt;
   opt.threads = 1;
   for_each_head(sh.batch, heads, [&](index bi, index h) {
-    mask msk = causal ? mask::causal() : mask::none();
-    if (!sh.key_lengths.empty())
-      msk = msk & mask::key_padding({sh.key_lengths[static_cast<std::size_t>(bi)]});
+    const mask msk = head_mask(*this, sh, bi);
     const const_matrix_view<T> q = cc.q.cview().block(bi * sh.t, h * d, sh.t, d);
     const const_matrix_view<T> k = cc.kv.cview().block(bi * sh.s, h * d, sh.s, d);
     const const_matrix_view<T> v = cc.kv.cview().block(bi * sh.s, c + h * d, sh.s, d);
@@ -104,9 +112,7 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
   smooth_options opt;
   opt.threads = 1;
   for_each_head(sh.batch, heads, [&](index bi, index h) {
-    mask msk = causal ? mask::causal() : mask::none();
-    if (!sh.key_lengths.empty())
-      msk = msk & mask::key_padding({sh.key_lengths[static_cast<std::size_t>(bi)]});
+    const mask msk = head_mask(*this, sh, bi);
     smooth_grads<T> g(dq.view().block(bi * sh.t, h * d, sh.t, d),
                       dkv.view().block(bi * sh.s, h * d, sh.s, d),
                       dkv.view().block(bi * sh.s, c + h * d, sh.s, d));
@@ -143,9 +149,7 @@ matrix<T> multi_head_attention<T>::capture_weights(const cache& cc, const shape&
     throw std::out_of_range(
         fmt::format("attention weights: batch item {} head {} out of range", b, h));
   const index d = c / heads;
-  mask msk = causal ? mask::causal() : mask::none();
-  if (!sh.key_lengths.empty())
-    msk = msk & mask::key_padding({sh.key_lengths[static_cast<std::size_t>(b)]});
+  const mask msk = head_mask(*this, sh, b);
   matrix<T> w(sh.t, sh.s);
   smooth_weights<T>(w.view(), {}, cc.q.cview().block(b * sh.t, h * d, sh.t, d),
                     cc.kv.cview().block(b * sh.s, h * d, sh.s, d), kernel, msk);

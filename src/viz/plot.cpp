@@ -46,6 +46,16 @@ std::string tick_label(double v) {
   return fmt::format("{:g}", v);
 }
 
+// Text anchored at (x, y): ax, ay in [0, 1] pick the anchor within the text's extents.
+void put_text(cairo_t* cr, const std::string& s, double x, double y, double ax, double ay,
+              double size) {
+  cairo_set_font_size(cr, size);
+  cairo_text_extents_t e;
+  cairo_text_extents(cr, s.c_str(), &e);
+  cairo_move_to(cr, x - ax * e.width - e.x_bearing, y - ay * e.height - e.y_bearing);
+  cairo_show_text(cr, s.c_str());
+}
+
 cairo_status_t append(void* closure, const unsigned char* data, unsigned int len) {
   static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), len);
   return CAIRO_STATUS_SUCCESS;
@@ -79,11 +89,7 @@ void draw(cairo_t* cr, const figure& f) {
 
   cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   auto text = [&](const std::string& s, double x, double y, double ax, double ay, double size) {
-    cairo_set_font_size(cr, size);
-    cairo_text_extents_t e;
-    cairo_text_extents(cr, s.c_str(), &e);
-    cairo_move_to(cr, x - ax * e.width - e.x_bearing, y - ay * e.height - e.y_bearing);
-    cairo_show_text(cr, s.c_str());
+    put_text(cr, s, x, y, ax, ay, size);
   };
 
   // Grid and ticks.
@@ -207,15 +213,90 @@ void draw(cairo_t* cr, const figure& f) {
   }
 }
 
-}  // namespace
+// Viridis, sampled at 9 points and interpolated linearly.
+rgb viridis(double t) {
+  static const double c[9][3] = {
+      {0.267, 0.005, 0.329}, {0.283, 0.141, 0.458}, {0.254, 0.265, 0.530},
+      {0.207, 0.372, 0.553}, {0.164, 0.471, 0.558}, {0.128, 0.567, 0.551},
+      {0.135, 0.659, 0.518}, {0.478, 0.821, 0.318}, {0.993, 0.906, 0.144}};
+  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 8.0;
+  const int i = std::min(7, static_cast<int>(t));
+  const double f = t - i;
+  return {c[i][0] + f * (c[i + 1][0] - c[i][0]), c[i][1] + f * (c[i + 1][1] - c[i][1]),
+          c[i][2] + f * (c[i + 1][2] - c[i][2])};
+}
 
-std::string render(const figure& f, image_format fmt) {
+void draw_heatmap(cairo_t* cr, const heatmap& h) {
+  const double W = h.width, H = h.height;
+  const bool tokens = !h.xticks.empty() || !h.yticks.empty();
+  const double left = tokens ? 110 : 70, right = 90, top = h.title.empty() ? 20 : 48,
+               bottom = tokens ? 110 : 60;
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (double v : h.values)
+    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (!(lo <= hi)) lo = 0, hi = 1;
+  if (hi - lo < 1e-300) hi = lo + 1;
+  const double pw = W - left - right, ph = H - top - bottom;
+  const double cw = pw / std::max(1, h.cols), ch = ph / std::max(1, h.rows);
+  for (int i = 0; i < h.rows; ++i)
+    for (int j = 0; j < h.cols; ++j) {
+      const rgb col =
+          viridis((h.values[static_cast<std::size_t>(i * h.cols + j)] - lo) / (hi - lo));
+      cairo_set_source_rgb(cr, col.r, col.g, col.b);
+      cairo_rectangle(cr, left + j * cw, top + i * ch, cw + 0.5, ch + 0.5);
+      cairo_fill(cr);
+    }
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  auto text = [&](const std::string& s, double x, double y, double ax, double ay, double size) {
+    put_text(cr, s, x, y, ax, ay, size);
+  };
+  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  if (tokens) {
+    for (int j = 0; j < h.cols && j < static_cast<int>(h.xticks.size()); ++j) {
+      cairo_save(cr);
+      cairo_translate(cr, left + (j + 0.5) * cw, top + ph + 6);
+      cairo_rotate(cr, M_PI / 4);
+      text(h.xticks[static_cast<std::size_t>(j)], 0, 0, 0.0, 0.5, 12);
+      cairo_restore(cr);
+    }
+    for (int i = 0; i < h.rows && i < static_cast<int>(h.yticks.size()); ++i)
+      text(h.yticks[static_cast<std::size_t>(i)], left - 6, top + (i + 0.5) * ch, 1.0, 0.5, 12);
+  } else {
+    for (double v : nice_ticks(0, h.cols - 1, 6))
+      text(tick_label(v), left + (v + 0.5) * cw, top + ph + 6, 0.5, 0.0, 11);
+    for (double v : nice_ticks(0, h.rows - 1, 6))
+      text(tick_label(v), left - 6, top + (v + 0.5) * ch, 1.0, 0.5, 11);
+  }
+  text(h.xlabel, left + pw / 2, H - 12, 0.5, 1.0, 14);
+  cairo_save(cr);
+  cairo_translate(cr, 16, top + ph / 2);
+  cairo_rotate(cr, -M_PI / 2);
+  text(h.ylabel, 0, 0, 0.5, 0.5, 14);
+  cairo_restore(cr);
+  if (!h.title.empty()) text(h.title, W / 2, 16, 0.5, 0.0, 16);
+  // Color bar.
+  const double bx = W - right + 20, bw = 18;
+  for (int k = 0; k < 100; ++k) {
+    const rgb col = viridis(1.0 - k / 99.0);
+    cairo_set_source_rgb(cr, col.r, col.g, col.b);
+    cairo_rectangle(cr, bx, top + ph * k / 100.0, bw, ph / 100.0 + 0.5);
+    cairo_fill(cr);
+  }
+  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  text(fmt::format("{:.3g}", hi), bx + bw + 4, top, 0.0, 0.0, 11);
+  text(fmt::format("{:.3g}", lo), bx + bw + 4, top + ph, 0.0, 1.0, 11);
+}
+
+template <class Draw>
+std::string render_surface(int width, int height, image_format fmt, Draw&& draw_fn) {
   std::string out;
   cairo_surface_t* surf = fmt == image_format::svg
-                              ? cairo_svg_surface_create_for_stream(append, &out, f.width, f.height)
-                              : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, f.width, f.height);
+                              ? cairo_svg_surface_create_for_stream(append, &out, width, height)
+                              : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
   cairo_t* cr = cairo_create(surf);
-  draw(cr, f);
+  draw_fn(cr);
   cairo_destroy(cr);
   if (fmt == image_format::png) cairo_surface_write_to_png_stream(surf, append, &out);
   cairo_surface_finish(surf);
@@ -226,10 +307,30 @@ std::string render(const figure& f, image_format fmt) {
   return out;
 }
 
-std::string render_for_path(const figure& f, const std::string& path) {
-  if (path.ends_with(".svg")) return render(f, image_format::svg);
-  if (path.ends_with(".png")) return render(f, image_format::png);
+image_format format_for(const std::string& path) {
+  if (path.ends_with(".svg")) return image_format::svg;
+  if (path.ends_with(".png")) return image_format::png;
   throw std::invalid_argument(fmt::format("{}: a plot is written as .svg or .png", path));
+}
+
+}  // namespace
+
+std::string render(const heatmap& h, image_format fmt) {
+  if (static_cast<std::size_t>(h.rows) * static_cast<std::size_t>(h.cols) != h.values.size())
+    throw std::invalid_argument("heatmap: values do not match rows x cols");
+  return render_surface(h.width, h.height, fmt, [&](cairo_t* cr) { draw_heatmap(cr, h); });
+}
+
+std::string render_for_path(const heatmap& h, const std::string& path) {
+  return render(h, format_for(path));
+}
+
+std::string render(const figure& f, image_format fmt) {
+  return render_surface(f.width, f.height, fmt, [&](cairo_t* cr) { draw(cr, f); });
+}
+
+std::string render_for_path(const figure& f, const std::string& path) {
+  return render(f, format_for(path));
 }
 
 void save(const figure& f, const std::string& path) {

@@ -34,7 +34,7 @@ data make(index n, std::uint64_t seed) {
 }
 
 TEST(Binned, PredictionsMatchExactWithinOneMillionthOfTheRange) {
-  const data d = make(6000, 1);
+  const data d = make(3000, 1);
   const auto q = test::random_matrix<double>(300, 1, 2, -0.5, 10.5);
   for (const any_kernel& k : {any_kernel(kernel_gaussian{})})
     for (auto m : {regression_method::nw, regression_method::local_linear})
@@ -45,6 +45,7 @@ TEST(Binned, PredictionsMatchExactWithinOneMillionthOfTheRange) {
         s.method = m;
         s.kernel = k;
         s.bandwidth = {h};
+        s.binned_min_n = 1000;
         regression_spec exact = s;
         exact.exact = true;
         const auto fast = regression_evaluate(s, d.x.cview(), d.y, q.cview(), false);

@@ -36,9 +36,21 @@ struct figure {
   int width = 900, height = 540;
 };
 
+// A matrix as an image (row i at the top → bottom, column j left → right), viridis colors, a
+// color bar, and optional tick labels (tokens) on both axes.
+struct heatmap {
+  std::string title, xlabel, ylabel;
+  int rows = 0, cols = 0;
+  std::vector<double> values;               // rows × cols, row-major
+  std::vector<std::string> xticks, yticks;  // empty: numeric ticks
+  int width = 760, height = 680;
+};
+
 enum class image_format { svg, png };
 
 std::string render(const figure& f, image_format fmt);
+std::string render(const heatmap& h, image_format fmt);
+std::string render_for_path(const heatmap& h, const std::string& path);
 // Renders by the extension of path (.svg or .png; throws std::invalid_argument otherwise) and
 // writes atomically.
 void save(const figure& f, const std::string& path);

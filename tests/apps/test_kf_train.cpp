@@ -1,0 +1,71 @@
+// End-to-end: kf train periodic (a short quick run) writes its summary, plots, attention map and
+// a checkpoint that kf predict runs; bad inputs fail cleanly.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "apps/run_kf.hpp"
+#include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/io/csv.hpp"
+#include "kernelformer/io/npy.hpp"
+#include "test_util.hpp"
+
+namespace kf {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_kf;
+
+TEST(KfTrain, PeriodicQuickRunThenPredict) {
+  const fs::path dir = fs::temp_directory_path() / ("kf_train_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string d = dir.string();
+  auto r = run_kf("train periodic --function square --epochs 2 --out " + d + "/run --save " + d +
+                  "/m.safetensors --summary " + d + "/s.json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string js = io::read_file(d + "/s.json");
+  for (const char* key : {"\"function\"", "\"config\"", "\"kernel\"", "\"seed\"", "\"epochs\"",
+                          "\"test_mse_rollout\"", "\"test_mse_teacher_forced\"",
+                          "\"epoch_seconds_median\"", "\"train_seconds\""})
+    EXPECT_NE(js.find(key), std::string::npos) << key;
+  for (const char* f : {"loss.csv", "loss.png", "prediction.csv", "prediction.png", "attention.png",
+                        "attention.csv", "summary.json"})
+    EXPECT_TRUE(fs::exists(d + "/run/" + f)) << f;
+  EXPECT_EQ(io::csv_read(d + "/run/prediction.csv").rows(), 200);
+  io::npy_write<float>(d + "/x.npy", test::random_matrix<float>(3, 99, 1).cview());
+  r = run_kf("predict --model " + d + "/m.safetensors --input " + d + "/x.npy --out " + d +
+             "/y.npy");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(io::npy_read(d + "/y.npy").rows(), 3);
+  // Bad inputs: one line, non-zero exit, nothing written.
+  io::npy_write<float>(d + "/short.npy", test::random_matrix<float>(3, 50, 1).cview());
+  io::write_file_atomic(d + "/broken.safetensors", "\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train periodic --function cosine --out " + d + "/bad", "unknown function"},
+      {"train periodic --config huge --out " + d + "/bad", "unknown configuration"},
+      {"train periodic --kernel nope --out " + d + "/bad", "unknown kernel"},
+      {"train periodic --save " + d + "/bad.bin", ".safetensors"},
+      {"predict --model " + d + "/m.safetensors --input " + d + "/short.npy --out " + d +
+           "/bad.npy",
+       "99 values"},
+      {"predict --model " + d + "/broken.safetensors --input " + d + "/x.npy --out " + d +
+           "/bad.npy",
+       "broken.safetensors"},
+      {"predict --model " + d + "/none.safetensors --input " + d + "/x.npy --out " + d + "/bad.npy",
+       "none.safetensors"},
+  };
+  for (const auto& [args, needle] : cases) {
+    SCOPED_TRACE(args);
+    const auto rr = run_kf(args);
+    EXPECT_NE(rr.code, 0);
+    EXPECT_NE(rr.output.find(needle), std::string::npos) << rr.output;
+    EXPECT_FALSE(fs::exists(d + "/bad")) << "no output directory";
+    EXPECT_FALSE(fs::exists(d + "/bad.npy"));
+    EXPECT_FALSE(fs::exists(d + "/bad.bin"));
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kf
