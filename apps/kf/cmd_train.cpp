@@ -71,14 +71,7 @@ void run(const periodic_options& o) {
         m, data.train_x, data.train_y, to,
         [&](index e, index total, double) { bar.update(int(e), int(total)); });
   }
-  const auto fc = model::periodic_forecast(data, [&](const std::vector<double>& w) {
-    matrix<float> x(1, static_cast<index>(w.size()));
-    for (std::size_t i = 0; i < w.size(); ++i)
-      x(0, static_cast<index>(i)) = static_cast<float>(w[i]);
-    float p = 0;
-    m.forward(x.cview(), std::span<float>(&p, 1), nullptr);
-    return double(p);
-  });
+  const auto fc = model::periodic_forecast_model(data, m);
   std::vector<double> secs = tr.epoch_seconds;
   std::sort(secs.begin(), secs.end());
   const double median = secs[secs.size() / 2];

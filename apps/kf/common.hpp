@@ -67,5 +67,6 @@ void add_smooth(CLI::App& app);
 void add_kde(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_train(CLI::App& app);
+void add_experiment(CLI::App& app);
 
 }  // namespace kf::cli

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   kf::cli::add_kde(app);
   kf::cli::add_predict(app);
   kf::cli::add_train(app);
+  kf::cli::add_experiment(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -159,6 +159,17 @@ train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& 
   return r;
 }
 
+forecast periodic_forecast_model(const periodic_data& d, sequence_regressor<float>& m) {
+  return periodic_forecast(d, [&](const std::vector<double>& w) {
+    matrix<float> x(1, static_cast<index>(w.size()));
+    for (std::size_t i = 0; i < w.size(); ++i)
+      x(0, static_cast<index>(i)) = static_cast<float>(w[i]);
+    float p = 0;
+    m.forward(x.cview(), std::span<float>(&p, 1), nullptr);
+    return double(p);
+  });
+}
+
 regressor_config periodic_config(const std::string& name) {
   regressor_config c;
   c.seq_len = periodic_data::kWindow;

@@ -2,6 +2,7 @@
 // a checkpoint that kf predict runs; bad inputs fail cleanly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -64,6 +65,22 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
     EXPECT_FALSE(fs::exists(d + "/bad.npy"));
     EXPECT_FALSE(fs::exists(d + "/bad.bin"));
   }
+  fs::remove_all(dir);
+}
+
+TEST(KfExperiment, TableWithNadarayaWatsonBaseline) {
+  const fs::path dir = fs::temp_directory_path() / ("kf_exp_" + std::to_string(::getpid()));
+  auto r = run_kf(
+      "experiment periodic --functions sin --kernels exp_dot,linear --seeds 0 --epochs 1 --out " +
+      dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string csv = io::read_file((dir / "table.csv").string());
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3) << csv;  // header + 2 runs
+  const std::string md = io::read_file((dir / "table.md").string());
+  EXPECT_NE(md.find("NW forecaster"), std::string::npos);
+  EXPECT_NE(md.find("| sin | 0.005 |"), std::string::npos);
+  EXPECT_NE(run_kf("experiment periodic --seeds x --out " + dir.string() + "/bad").code, 0);
+  EXPECT_FALSE(fs::exists(dir / "bad"));
   fs::remove_all(dir);
 }
 

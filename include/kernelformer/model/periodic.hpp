@@ -67,6 +67,9 @@ train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& 
                              const std::vector<float>& y, const train_options& o,
                              const epoch_callback& on_epoch = {});
 
+// Forecasts with a trained regressor (window → next value, evaluation mode).
+forecast periodic_forecast_model(const periodic_data& d, sequence_regressor<float>& m);
+
 // Model configurations: paper (d 512, H 2, PE 128 concatenated, FFN 512), code (d 128, H 2,
 // FFN 128, PE added), quick (d 16, H 2, FFN 32, one layer; seconds, for tests and the demo).
 regressor_config periodic_config(const std::string& name);
