@@ -16,6 +16,7 @@
 #include "kernelformer/nn/embedding.hpp"
 #include "kernelformer/nn/layer_norm.hpp"
 #include "kernelformer/nn/linear.hpp"
+#include "kernelformer/nn/lm_head.hpp"
 #include "test_util.hpp"
 
 namespace kf::nn {
@@ -219,6 +220,45 @@ TEST(LayerGrad, EncoderAndDecoderLayers) {
   check_block(false, true, activation::gelu, "encoder pre-LN gelu");
   check_block(true, false, activation::relu, "decoder post-LN");
   check_block(true, true, activation::gelu, "decoder pre-LN");
+}
+
+TEST(LayerGrad, TiedLmHeadAndCrossEntropy) {
+  P p;
+  const token_embedding<double> emb(p, "wte", 6, 4);
+  const lm_head<double> head = lm_head<double>::tied(emb.w, 6, 4);
+  p.finalize(5);
+  const std::vector<index> ids = {1, 4, 2}, targets = {4, -1, 0};
+  // loss(embedding) = CE(head(emb(ids)), targets): gradients of both uses of wte add up.
+  auto loss_of = [&](P& pp, bool with_grad) {
+    matrix<double> h(3, 4), logits(3, 6), dlogits(3, 6), dh(3, 4);
+    emb.forward(pp, h.view(), ids);
+    head.forward(pp, logits.view(), h.cview());
+    const double l = cross_entropy<double>(logits.cview(), targets, dlogits.view());
+    if (with_grad) {
+      head.backward(pp, dh.view(), dlogits.cview(), h.cview());
+      emb.backward(pp, dh.cview(), ids);
+    }
+    return l;
+  };
+  p.zero_grad();
+  loss_of(p, true);
+  const std::vector<double> g(p.grads().begin(), p.grads().end());
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const double v0 = p.values()[i];
+    p.values()[i] = v0 + 1e-6;
+    const double lp = loss_of(p, false);
+    p.values()[i] = v0 - 1e-6;
+    const double lm = loss_of(p, false);
+    p.values()[i] = v0;
+    EXPECT_NEAR(g[i], (lp - lm) / 2e-6, 1e-7) << i;
+  }
+  // Uniform logits: loss = log V; huge logits stay finite.
+  matrix<double> z(2, 6), big(1, 3, {1e4, -1e4, 0});
+  const std::vector<index> t2 = {3, 5}, t1 = {1};
+  EXPECT_NEAR(cross_entropy<double>(z.cview(), t2, {}), std::log(6.0), 1e-12);
+  EXPECT_NEAR(cross_entropy<double>(big.cview(), t1, {}), 2e4, 1e-6);
+  const std::vector<index> bad = {7, 0};
+  EXPECT_THROW(cross_entropy<double>(z.cview(), bad, {}), std::out_of_range);
 }
 
 TEST(Attention, CapturedWeightsAreRowsOfTheSoftmax) {
