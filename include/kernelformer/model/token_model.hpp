@@ -1,0 +1,114 @@
+// kernelformer/model/token_model.hpp — Transformers over tokens: a decoder-only language model
+// and an encoder–decoder (seed 003 §4), built from the same layers.
+//
+// Shapes (one legend for the whole model): B batch items, T target positions, S source positions,
+// C = d_model, H heads, D = C/H, V vocabulary. Activations are (B·T, C) row-major matrices.
+//
+// Decoder-only (encoder_layers = 0), GPT-style:
+//   h = drop(tok_emb[ids] + pos(t))  →  L layers with causal self-attention (nn.TransformerEncoderLayer
+//   + causal mask)  →  norm (pre-LN only)  →  logits = lm_head(h)  (tied to tok_emb by default)
+// Encoder–decoder (encoder_layers > 0), nn.Transformer-style:
+//   mem = encoder(drop(src_emb[src] + pos(s)))   (key padding per item from src_lengths)
+//   h   = decoder(drop(tok_emb[tgt] + pos(t)), mem)  (causal self-attention, cross-attention)
+//   logits = lm_head(norm(h))
+// pos is a learned embedding (pos_emb, init N(0, 0.02²)) or the sinusoidal table added.
+// Parameter names: tok_emb.weight, pos_emb.weight, layers.{i}.… (decoder-only) or
+// src_emb.weight, src_pos_emb.weight, encoder.layers.{i}.…, encoder.norm.…, decoder.layers.{i}.…,
+// norm.…, lm_head.weight (untied). Every attention head is the smoothing primitive with the
+// configured kernel.
+#pragma once
+
+#include <map>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernelformer/nn/block.hpp"
+#include "kernelformer/nn/embedding.hpp"
+#include "kernelformer/nn/lm_head.hpp"
+#include "kernelformer/nn/parameters.hpp"
+
+namespace kf::model {
+
+struct token_model_config {
+  index vocab = 0;      // target / language-model vocabulary
+  index src_vocab = 0;  // encoder vocabulary (encoder–decoder only; 0: same as vocab)
+  index context = 64;   // longest sequence (positions)
+  index encoder_layers = 0, decoder_layers = 2;
+  nn::block_config block{64, 4, 256, 0.0, nn::activation::gelu, true, kernel_exp_dot{}};
+  bool learned_positions = true;
+  bool tie_weights = true;
+  std::map<std::string, std::string> to_metadata() const;
+  static token_model_config from_metadata(const std::map<std::string, std::string>& m);
+};
+
+struct token_input {
+  index batch = 1, t = 0;             // target tokens (B·T), row-major
+  std::span<const index> tokens;      //
+  index s = 0;                        // source tokens (B·S) — encoder–decoder only
+  std::span<const index> src;         //
+  std::vector<index> src_lengths;     // valid source length per item (empty: all S)
+};
+
+enum class attention_site { encoder_self, decoder_self, decoder_cross };
+
+template <class T>
+class token_model {
+ public:
+  explicit token_model(const token_model_config& cfg, std::uint64_t seed = 0);
+  const token_model_config& config() const { return cfg_; }
+  nn::parameters<T>& params() { return p_; }
+  const nn::parameters<T>& params() const { return p_; }
+  bool is_encoder_decoder() const { return cfg_.encoder_layers > 0; }
+
+  // Runs the model; returns the mean cross-entropy against targets (B·T, −1 = ignore) or 0 when
+  // targets is empty. rng = nullptr: evaluation (no dropout). Logits stay available.
+  double forward(const token_input& in, std::span<const index> targets, std::mt19937_64* rng);
+  // After a forward with targets: accumulates every parameter's gradient of that loss.
+  void backward();
+  // Logits (B·T, V) of the last forward.
+  const matrix<T>& logits() const { return logits_; }
+  // Normalized weights (T, S) of one head from the last forward.
+  matrix<T> attention_weights(attention_site site, index layer, index head, index b) const;
+
+ private:
+  struct stack_state {
+    matrix<T> emb;                   // token + position, before dropout
+    nn::dropout::cache drop;         //
+    std::vector<matrix<T>> acts;     // acts[l]: input of layer l; acts[L]: last layer's output
+    std::vector<typename nn::transformer_layer<T>::cache> caches;
+    matrix<T> out;                   // after the final norm (or = acts[L])
+    typename nn::layer_norm<T>::cache ln;
+  };
+  void embed(stack_state& st, const nn::token_embedding<T>& tok, const nn::token_embedding<T>& pos,
+             std::span<const index> ids, index batch, index len, std::mt19937_64* rng);
+  void embed_backward(const stack_state& st, const nn::token_embedding<T>& tok,
+                      const nn::token_embedding<T>& pos, const_matrix_view<T> dh,
+                      std::span<const index> ids, index batch, index len);
+
+  token_model_config cfg_;
+  nn::parameters<T> p_;
+  nn::token_embedding<T> tok_emb_, pos_emb_, src_emb_, src_pos_emb_;
+  std::vector<nn::transformer_layer<T>> enc_layers_, dec_layers_;
+  nn::layer_norm<T> enc_norm_, norm_;
+  bool final_norm_ = false;
+  nn::lm_head<T> head_;
+  matrix<T> pe_;
+  // forward state
+  stack_state enc_, dec_;
+  typename nn::multi_head_attention<T>::shape enc_sh_, dec_sh_, cross_sh_;
+  std::vector<index> tokens_, src_;
+  matrix<T> logits_, dlogits_;
+  bool have_loss_ = false;
+};
+
+// Next-token sampling from a decoder-only model: feeds the last `context` tokens, divides the
+// logits by temperature (0: greedy), keeps the top_k most likely (0: all) and draws with the
+// seeded generator. Returns the generated tokens only.
+template <class T>
+std::vector<index> token_model_generate(token_model<T>& m, std::span<const index> prompt,
+                                        index n_tokens, double temperature, index top_k,
+                                        std::uint64_t seed);
+
+}  // namespace kf::model

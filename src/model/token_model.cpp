@@ -1,0 +1,326 @@
+#include "kernelformer/model/token_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace kf::model {
+namespace {
+
+std::string get(const std::map<std::string, std::string>& m, const std::string& k) {
+  const auto it = m.find(k);
+  if (it == m.end()) throw std::runtime_error("checkpoint metadata is missing '" + k + "'");
+  return it->second;
+}
+
+index get_index(const std::map<std::string, std::string>& m, const std::string& k) {
+  const std::string v = get(m, k);
+  try {
+    std::size_t used = 0;
+    const long long x = std::stoll(v, &used);
+    if (used != v.size()) throw std::invalid_argument(k);
+    return static_cast<index>(x);
+  } catch (const std::logic_error&) {
+    throw std::runtime_error(fmt::format("checkpoint metadata '{}' = '{}' is not an integer", k, v));
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> token_model_config::to_metadata() const {
+  return {{"kind", "token_model"},
+          {"vocab", std::to_string(vocab)},
+          {"src_vocab", std::to_string(src_vocab)},
+          {"context", std::to_string(context)},
+          {"encoder_layers", std::to_string(encoder_layers)},
+          {"decoder_layers", std::to_string(decoder_layers)},
+          {"d_model", std::to_string(block.d_model)},
+          {"heads", std::to_string(block.heads)},
+          {"d_ff", std::to_string(block.d_ff)},
+          {"dropout", fmt::format("{:.17g}", block.dropout)},
+          {"activation", block.act == nn::activation::relu ? "relu" : "gelu"},
+          {"norm_first", block.norm_first ? "true" : "false"},
+          {"kernel", kernel_format(block.kernel)},
+          {"kernel_split", std::to_string(block.kernel.split)},
+          {"learned_positions", learned_positions ? "true" : "false"},
+          {"tie_weights", tie_weights ? "true" : "false"}};
+}
+
+token_model_config token_model_config::from_metadata(const std::map<std::string, std::string>& m) {
+  if (get(m, "kind") != "token_model")
+    throw std::runtime_error("checkpoint holds a '" + get(m, "kind") +
+                             "', not a token model (language model)");
+  token_model_config c;
+  c.vocab = get_index(m, "vocab");
+  c.src_vocab = get_index(m, "src_vocab");
+  c.context = get_index(m, "context");
+  c.encoder_layers = get_index(m, "encoder_layers");
+  c.decoder_layers = get_index(m, "decoder_layers");
+  c.block.d_model = get_index(m, "d_model");
+  c.block.heads = get_index(m, "heads");
+  c.block.d_ff = get_index(m, "d_ff");
+  try {
+    c.block.dropout = std::stod(get(m, "dropout"));
+  } catch (const std::logic_error&) {
+    throw std::runtime_error("checkpoint metadata 'dropout' is not a number");
+  }
+  c.block.act = nn::activation_parse(get(m, "activation"));
+  c.block.norm_first = get(m, "norm_first") == "true";
+  c.block.kernel = kernel_parse(get(m, "kernel"));
+  c.block.kernel.split = get_index(m, "kernel_split");
+  c.learned_positions = get(m, "learned_positions") == "true";
+  c.tie_weights = get(m, "tie_weights") == "true";
+  return c;
+}
+
+template <class T>
+token_model<T>::token_model(const token_model_config& cfg, std::uint64_t seed) : cfg_(cfg) {
+  const index C = cfg.block.d_model;
+  if (cfg.vocab < 1) throw std::invalid_argument("token model: the vocabulary is empty");
+  if (cfg.context < 1) throw std::invalid_argument("token model: context must be at least 1");
+  if (cfg.encoder_layers < 0 || cfg.decoder_layers < 0)
+    throw std::invalid_argument("token model: negative number of layers");
+  if (cfg_.src_vocab == 0) cfg_.src_vocab = cfg.vocab;
+  const bool encdec = cfg.encoder_layers > 0;
+  final_norm_ = cfg.block.norm_first || encdec;
+  if (encdec) {
+    src_emb_ = nn::token_embedding<T>(p_, "src_emb", cfg_.src_vocab, C, 0.02);
+    if (cfg.learned_positions)
+      src_pos_emb_ = nn::token_embedding<T>(p_, "src_pos_emb", cfg.context, C, 0.02);
+    for (index l = 0; l < cfg.encoder_layers; ++l)
+      enc_layers_.emplace_back(p_, fmt::format("encoder.layers.{}", l), cfg.block, false, false);
+    enc_norm_ = nn::layer_norm<T>(p_, "encoder.norm", C);
+  }
+  tok_emb_ = nn::token_embedding<T>(p_, "tok_emb", cfg.vocab, C, 0.02);
+  if (cfg.learned_positions) pos_emb_ = nn::token_embedding<T>(p_, "pos_emb", cfg.context, C, 0.02);
+  for (index l = 0; l < cfg.decoder_layers; ++l) {
+    if (encdec)
+      dec_layers_.emplace_back(p_, fmt::format("decoder.layers.{}", l), cfg.block, true, true);
+    else
+      dec_layers_.emplace_back(p_, fmt::format("layers.{}", l), cfg.block, false, true);
+  }
+  if (final_norm_) norm_ = nn::layer_norm<T>(p_, "norm", C);
+  head_ = cfg.tie_weights ? nn::lm_head<T>::tied(tok_emb_.w, cfg.vocab, C)
+                          : nn::lm_head<T>(p_, "lm_head", C, cfg.vocab, false);
+  p_.finalize(seed);
+  if (!cfg.learned_positions) pe_ = nn::positional_sinusoidal<T>(cfg.context, C);
+}
+
+template <class T>
+void token_model<T>::embed(stack_state& st, const nn::token_embedding<T>& tok,
+                           const nn::token_embedding<T>& pos, std::span<const index> ids,
+                           index batch, index len, std::mt19937_64* rng) {
+  const index C = cfg_.block.d_model, n = batch * len;
+  st.emb = matrix<T>(n, C);
+  tok.forward(p_, st.emb.view(), ids);  // emb = tok[ids]
+  const T* pw = cfg_.learned_positions ? p_.value(pos.w) : pe_.data();
+  for (index r = 0; r < n; ++r) {
+    const T* pr = pw + (r % len) * C;
+    for (index i = 0; i < C; ++i) st.emb(r, i) += pr[i];  // emb += pos[t]
+  }
+  st.acts.assign(1, matrix<T>(n, C));
+  nn::dropout{cfg_.block.dropout}.forward(st.acts[0].view(), st.emb.cview(), st.drop, rng);
+}
+
+template <class T>
+void token_model<T>::embed_backward(const stack_state& st, const nn::token_embedding<T>& tok,
+                                    const nn::token_embedding<T>& pos, const_matrix_view<T> dh,
+                                    std::span<const index> ids, index batch, index len) {
+  const index C = cfg_.block.d_model, n = batch * len;
+  matrix<T> demb(n, C);
+  nn::dropout{cfg_.block.dropout}.backward(demb.view(), dh, st.drop);
+  tok.backward(p_, demb.cview(), ids);
+  if (cfg_.learned_positions) {
+    T* dpw = p_.grad(pos.w);
+    for (index r = 0; r < n; ++r)
+      for (index i = 0; i < C; ++i) dpw[(r % len) * C + i] += demb(r, i);
+  }
+}
+
+template <class T>
+double token_model<T>::forward(const token_input& in, std::span<const index> targets,
+                               std::mt19937_64* rng) {
+  const index B = in.batch, Tn = in.t, C = cfg_.block.d_model, V = cfg_.vocab;
+  if (B < 1 || Tn < 1) throw std::invalid_argument("token model: empty batch");
+  if (Tn > cfg_.context)
+    throw std::invalid_argument(
+        fmt::format("token model: {} positions exceed the context of {}", Tn, cfg_.context));
+  if (static_cast<index>(in.tokens.size()) != B * Tn)
+    throw std::invalid_argument("token model: tokens.size() != batch * t");
+  if (!targets.empty() && static_cast<index>(targets.size()) != B * Tn)
+    throw std::invalid_argument("token model: targets.size() != batch * t");
+  const bool encdec = is_encoder_decoder();
+  tokens_.assign(in.tokens.begin(), in.tokens.end());
+  dec_sh_ = {B, Tn, Tn, {}};
+  const_matrix_view<T> memory;
+  if (encdec) {
+    const index S = in.s;
+    if (S < 1 || S > cfg_.context || static_cast<index>(in.src.size()) != B * S)
+      throw std::invalid_argument(fmt::format(
+          "token model: the source must hold batch x s tokens with 1 <= s <= {}", cfg_.context));
+    if (!in.src_lengths.empty()) {
+      if (static_cast<index>(in.src_lengths.size()) != B)
+        throw std::invalid_argument("token model: one source length per batch item");
+      for (index L : in.src_lengths)
+        if (L < 1 || L > S)
+          throw std::invalid_argument(fmt::format("token model: source length {} outside 1..{}", L, S));
+    }
+    src_.assign(in.src.begin(), in.src.end());
+    enc_sh_ = {B, S, S, in.src_lengths};
+    cross_sh_ = {B, Tn, S, in.src_lengths};
+    embed(enc_, src_emb_, src_pos_emb_, src_, B, S, rng);
+    enc_.caches.resize(enc_layers_.size());
+    for (std::size_t l = 0; l < enc_layers_.size(); ++l) {
+      enc_.acts.emplace_back(B * S, C);
+      enc_layers_[l].forward(p_, enc_.acts[l + 1].view(), enc_.acts[l].cview(), {}, enc_sh_,
+                             enc_sh_, enc_.caches[l], rng);
+    }
+    enc_.out = matrix<T>(B * S, C);
+    enc_norm_.forward(p_, enc_.out.view(), enc_.acts.back().cview(), enc_.ln);
+    memory = enc_.out.cview();
+  }
+  embed(dec_, tok_emb_, pos_emb_, tokens_, B, Tn, rng);
+  dec_.caches.resize(dec_layers_.size());
+  for (std::size_t l = 0; l < dec_layers_.size(); ++l) {
+    dec_.acts.emplace_back(B * Tn, C);
+    dec_layers_[l].forward(p_, dec_.acts[l + 1].view(), dec_.acts[l].cview(), memory, dec_sh_,
+                           cross_sh_, dec_.caches[l], rng);
+  }
+  const matrix<T>* h = &dec_.acts.back();
+  if (final_norm_) {
+    dec_.out = matrix<T>(B * Tn, C);
+    norm_.forward(p_, dec_.out.view(), dec_.acts.back().cview(), dec_.ln);
+    h = &dec_.out;
+  }
+  logits_ = matrix<T>(B * Tn, V);
+  head_.forward(p_, logits_.view(), h->cview());
+  have_loss_ = !targets.empty();
+  if (!have_loss_) return 0.0;
+  dlogits_ = matrix<T>(B * Tn, V);
+  return nn::cross_entropy<T>(logits_.cview(), targets, dlogits_.view());
+}
+
+template <class T>
+void token_model<T>::backward() {
+  if (!have_loss_) throw std::logic_error("token model: backward() needs a forward with targets");
+  const index B = dec_sh_.batch, Tn = dec_sh_.t, C = cfg_.block.d_model;
+  const bool encdec = is_encoder_decoder();
+  const matrix<T>& h = final_norm_ ? dec_.out : dec_.acts.back();
+  matrix<T> dh(B * Tn, C);
+  head_.backward(p_, dh.view(), dlogits_.cview(), h.cview());
+  matrix<T> dcur;
+  if (final_norm_) {
+    dcur = matrix<T>(B * Tn, C);
+    norm_.backward(p_, dcur.view(), dh.cview(), dec_.acts.back().cview(), dec_.ln);
+  } else {
+    dcur = std::move(dh);
+  }
+  matrix<T> dmem;
+  if (encdec) dmem = matrix<T>(enc_sh_.batch * enc_sh_.t, C);
+  for (std::size_t l = dec_layers_.size(); l-- > 0;) {
+    matrix<T> dprev(B * Tn, C);
+    dec_layers_[l].backward(p_, dprev.view(), encdec ? dmem.view() : matrix_view<T>{},
+                            dcur.cview(), encdec ? enc_.out.cview() : const_matrix_view<T>{},
+                            dec_sh_, cross_sh_, dec_.caches[l]);
+    dcur = std::move(dprev);
+  }
+  embed_backward(dec_, tok_emb_, pos_emb_, dcur.cview(), tokens_, B, Tn);
+  if (!encdec) return;
+  const index S = enc_sh_.t;
+  matrix<T> de(B * S, C);
+  enc_norm_.backward(p_, de.view(), dmem.cview(), enc_.acts.back().cview(), enc_.ln);
+  for (std::size_t l = enc_layers_.size(); l-- > 0;) {
+    matrix<T> dprev(B * S, C);
+    enc_layers_[l].backward(p_, dprev.view(), {}, de.cview(), {}, enc_sh_, enc_sh_,
+                            enc_.caches[l]);
+    de = std::move(dprev);
+  }
+  embed_backward(enc_, src_emb_, src_pos_emb_, de.cview(), src_, B, S);
+}
+
+template <class T>
+matrix<T> token_model<T>::attention_weights(attention_site site, index layer, index head,
+                                            index b) const {
+  const bool enc = site == attention_site::encoder_self;
+  const auto& layers = enc ? enc_layers_ : dec_layers_;
+  const auto& st = enc ? enc_ : dec_;
+  if (layer < 0 || layer >= static_cast<index>(layers.size()) ||
+      static_cast<std::size_t>(layer) >= st.caches.size())
+    throw std::out_of_range(fmt::format("layer {} is outside 0..{} (or no forward was run)", layer,
+                                        static_cast<index>(layers.size()) - 1));
+  const auto lu = static_cast<std::size_t>(layer);
+  if (site == attention_site::decoder_cross) {
+    if (!is_encoder_decoder())
+      throw std::out_of_range("a decoder-only model has no cross-attention");
+    return layers[lu].cross_attn.capture_weights(st.caches[lu].att2, cross_sh_, b, head);
+  }
+  return layers[lu].self_attn.capture_weights(st.caches[lu].att1, enc ? enc_sh_ : dec_sh_, b,
+                                              head);
+}
+
+template <class T>
+std::vector<index> token_model_generate(token_model<T>& m, std::span<const index> prompt,
+                                        index n_tokens, double temperature, index top_k,
+                                        std::uint64_t seed) {
+  if (m.is_encoder_decoder())
+    throw std::invalid_argument("generate: needs a decoder-only model");
+  if (prompt.empty()) throw std::invalid_argument("generate: the prompt is empty");
+  if (temperature < 0 || !std::isfinite(temperature))
+    throw std::invalid_argument("generate: temperature must be >= 0");
+  const index ctx = m.config().context, V = m.config().vocab;
+  std::vector<index> seq(prompt.begin(), prompt.end()), out;
+  std::mt19937_64 rng(seed);
+  std::vector<double> prob(static_cast<std::size_t>(V));
+  std::vector<index> order(static_cast<std::size_t>(V));
+  for (index step = 0; step < n_tokens; ++step) {
+    const index t = std::min<index>(ctx, static_cast<index>(seq.size()));
+    token_input in;
+    in.batch = 1;
+    in.t = t;
+    in.tokens = std::span<const index>(seq).subspan(seq.size() - static_cast<std::size_t>(t));
+    m.forward(in, {}, nullptr);
+    const T* z = m.logits().data() + (t - 1) * V;
+    index next = 0;
+    if (temperature == 0) {
+      next = static_cast<index>(std::max_element(z, z + V) - z);
+    } else {
+      std::iota(order.begin(), order.end(), index(0));
+      const index k = top_k > 0 ? std::min(top_k, V) : V;
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](index a, index b) { return z[a] > z[b] || (z[a] == z[b] && a < b); });
+      const double zmax = double(z[order[0]]);
+      double sum = 0;
+      for (index i = 0; i < k; ++i) {
+        const auto iu = static_cast<std::size_t>(i);
+        prob[iu] = std::exp((double(z[order[iu]]) - zmax) / temperature);
+        sum += prob[iu];
+      }
+      double u = std::uniform_real_distribution<double>(0.0, sum)(rng);
+      next = order[static_cast<std::size_t>(k - 1)];
+      for (index i = 0; i < k; ++i) {
+        u -= prob[static_cast<std::size_t>(i)];
+        if (u < 0) {
+          next = order[static_cast<std::size_t>(i)];
+          break;
+        }
+      }
+    }
+    seq.push_back(next);
+    out.push_back(next);
+  }
+  return out;
+}
+
+template class token_model<float>;
+template class token_model<double>;
+template std::vector<index> token_model_generate<float>(token_model<float>&,
+                                                        std::span<const index>, index, double,
+                                                        index, std::uint64_t);
+template std::vector<index> token_model_generate<double>(token_model<double>&,
+                                                         std::span<const index>, index, double,
+                                                         index, std::uint64_t);
+
+}  // namespace kf::model
