@@ -2,7 +2,8 @@
 # Installs the Debian packages kernelformer needs — only those missing, so a second run is a
 # no-op. Groups (docs/dependencies.md says why each package is there):
 #   build   (default) compiler, CMake, GoogleTest, Google Benchmark, Eigen, OpenBLAS (OpenMP
-#           build), CLI11, fmt, nlohmann-json, cairo (figures), clang-format
+#           build), CLI11, fmt, nlohmann-json, cairo (figures), clang-format, cpp-httplib
+#           (kf serve), fortunes (the language model's default corpus)
 #   python  Debian's numpy, PyTorch, statsmodels, scikit-learn under /usr/bin/python3 (fixture
 #           generators and side-by-side benchmark scripts; the tests never need them)
 # Usage: scripts/install_deps.sh [build] [python]
@@ -10,7 +11,7 @@ set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config clang-format googletest libgtest-dev libbenchmark-dev
   libeigen3-dev libopenblas-openmp-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcairo2-dev libfftw3-dev
-  fonts-dejavu-core)
+  fonts-dejavu-core fortunes libcpp-httplib-dev)
 python_pkgs=(python3 python3-numpy python3-torch python3-statsmodels python3-sklearn)
 
 groups=("$@")

@@ -166,8 +166,10 @@ void run(const periodic_options& o) {
 }  // namespace
 
 void add_train(CLI::App& app) {
-  CLI::App* train = app.add_subcommand("train", "Train a model: periodic (seed 003's experiment)");
+  CLI::App* train = app.add_subcommand(
+      "train", "Train a model: periodic (seed 003's experiment) or lm (a small language model)");
   train->require_subcommand(1);
+  add_train_lm(train);
   auto o = std::make_shared<periodic_options>();
   CLI::App* sub = train->add_subcommand(
       "periodic", "Train the encoder on sin, sin-exp or square and forecast 200 steps by rollout");

@@ -68,17 +68,17 @@ progress_bar::~progress_bar() {
   if (drawn_) std::fputs("\r\033[K", stderr);
 }
 
-void progress_bar::update(int done, int total) {
+void progress_bar::update(int done, int total, const std::string& note) {
   if (!enabled_ || total <= 0) return;
   const double elapsed = now_seconds() - start_;
   if (elapsed < 0.3 && done < total) return;  // quick jobs never show a bar
   constexpr int kWidth = 30;
   const int filled = done * kWidth / total;
   const double eta = done > 0 ? elapsed * (total - done) / done : 0.0;
-  fmt::print(stderr, "\r{} [{}{}] {}/{}  {:.1f}s elapsed, ETA {:.1f}s\033[K", label_,
+  fmt::print(stderr, "\r{} [{}{}] {}/{}  {}{:.1f}s elapsed, ETA {:.1f}s\033[K", label_,
              std::string(static_cast<std::size_t>(filled), '#'),
-             std::string(static_cast<std::size_t>(kWidth - filled), '-'), done, total, elapsed,
-             eta);
+             std::string(static_cast<std::size_t>(kWidth - filled), '-'), done, total,
+             note.empty() ? note : note + "  ", elapsed, eta);
   std::fflush(stderr);
   drawn_ = true;
 }

@@ -42,7 +42,7 @@ class progress_bar {
  public:
   explicit progress_bar(std::string label);
   ~progress_bar();
-  void update(int done, int total);
+  void update(int done, int total, const std::string& note = "");
 
  private:
   std::string label_;
@@ -67,6 +67,9 @@ void add_smooth(CLI::App& app);
 void add_kde(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_train(CLI::App& app);
+void add_train_lm(CLI::App* train);
+void add_sample(CLI::App& app);
+void add_attention(CLI::App& app);
 void add_experiment(CLI::App& app);
 
 }  // namespace kf::cli

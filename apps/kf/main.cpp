@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
       "  kf attend --queries Q.npy --keys K.npy --values V.npy --out OUT.npy\n"
       "  kf smooth data.csv --x x --y y --out fit.csv --plot fit.svg\n"
       "  kf kde data.csv --x x --bandwidth cv-ml --out density.csv\n"
+      "  kf train lm --config tiny --save lm.safetensors   # a small language model\n"
+      "  kf sample --model lm.safetensors --prompt \"The \"\n"
+      "  kf attention --model lm.safetensors --out cat.png\n"
       "  kf attend --help                          # every option of a subcommand");
   kf::cli::add_attend(app);
   kf::cli::add_demo(app);
@@ -27,6 +30,8 @@ int main(int argc, char** argv) {
   kf::cli::add_kde(app);
   kf::cli::add_predict(app);
   kf::cli::add_train(app);
+  kf::cli::add_sample(app);
+  kf::cli::add_attention(app);
   kf::cli::add_experiment(app);
   try {
     app.parse(argc, argv);

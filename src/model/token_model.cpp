@@ -24,7 +24,8 @@ index get_index(const std::map<std::string, std::string>& m, const std::string& 
     if (used != v.size()) throw std::invalid_argument(k);
     return static_cast<index>(x);
   } catch (const std::logic_error&) {
-    throw std::runtime_error(fmt::format("checkpoint metadata '{}' = '{}' is not an integer", k, v));
+    throw std::runtime_error(
+        fmt::format("checkpoint metadata '{}' = '{}' is not an integer", k, v));
   }
 }
 
@@ -166,7 +167,8 @@ double token_model<T>::forward(const token_input& in, std::span<const index> tar
         throw std::invalid_argument("token model: one source length per batch item");
       for (index L : in.src_lengths)
         if (L < 1 || L > S)
-          throw std::invalid_argument(fmt::format("token model: source length {} outside 1..{}", L, S));
+          throw std::invalid_argument(
+              fmt::format("token model: source length {} outside 1..{}", L, S));
     }
     src_.assign(in.src.begin(), in.src.end());
     enc_sh_ = {B, S, S, in.src_lengths};
@@ -222,9 +224,9 @@ void token_model<T>::backward() {
   if (encdec) dmem = matrix<T>(enc_sh_.batch * enc_sh_.t, C);
   for (std::size_t l = dec_layers_.size(); l-- > 0;) {
     matrix<T> dprev(B * Tn, C);
-    dec_layers_[l].backward(p_, dprev.view(), encdec ? dmem.view() : matrix_view<T>{},
-                            dcur.cview(), encdec ? enc_.out.cview() : const_matrix_view<T>{},
-                            dec_sh_, cross_sh_, dec_.caches[l]);
+    dec_layers_[l].backward(p_, dprev.view(), encdec ? dmem.view() : matrix_view<T>{}, dcur.cview(),
+                            encdec ? enc_.out.cview() : const_matrix_view<T>{}, dec_sh_, cross_sh_,
+                            dec_.caches[l]);
     dcur = std::move(dprev);
   }
   embed_backward(dec_, tok_emb_, pos_emb_, dcur.cview(), tokens_, B, Tn);
@@ -234,8 +236,7 @@ void token_model<T>::backward() {
   enc_norm_.backward(p_, de.view(), dmem.cview(), enc_.acts.back().cview(), enc_.ln);
   for (std::size_t l = enc_layers_.size(); l-- > 0;) {
     matrix<T> dprev(B * S, C);
-    enc_layers_[l].backward(p_, dprev.view(), {}, de.cview(), {}, enc_sh_, enc_sh_,
-                            enc_.caches[l]);
+    enc_layers_[l].backward(p_, dprev.view(), {}, de.cview(), {}, enc_sh_, enc_sh_, enc_.caches[l]);
     de = std::move(dprev);
   }
   embed_backward(enc_, src_emb_, src_pos_emb_, de.cview(), src_, B, S);
@@ -257,16 +258,14 @@ matrix<T> token_model<T>::attention_weights(attention_site site, index layer, in
       throw std::out_of_range("a decoder-only model has no cross-attention");
     return layers[lu].cross_attn.capture_weights(st.caches[lu].att2, cross_sh_, b, head);
   }
-  return layers[lu].self_attn.capture_weights(st.caches[lu].att1, enc ? enc_sh_ : dec_sh_, b,
-                                              head);
+  return layers[lu].self_attn.capture_weights(st.caches[lu].att1, enc ? enc_sh_ : dec_sh_, b, head);
 }
 
 template <class T>
 std::vector<index> token_model_generate(token_model<T>& m, std::span<const index> prompt,
                                         index n_tokens, double temperature, index top_k,
                                         std::uint64_t seed) {
-  if (m.is_encoder_decoder())
-    throw std::invalid_argument("generate: needs a decoder-only model");
+  if (m.is_encoder_decoder()) throw std::invalid_argument("generate: needs a decoder-only model");
   if (prompt.empty()) throw std::invalid_argument("generate: the prompt is empty");
   if (temperature < 0 || !std::isfinite(temperature))
     throw std::invalid_argument("generate: temperature must be >= 0");
@@ -316,9 +315,8 @@ std::vector<index> token_model_generate(token_model<T>& m, std::span<const index
 
 template class token_model<float>;
 template class token_model<double>;
-template std::vector<index> token_model_generate<float>(token_model<float>&,
-                                                        std::span<const index>, index, double,
-                                                        index, std::uint64_t);
+template std::vector<index> token_model_generate<float>(token_model<float>&, std::span<const index>,
+                                                        index, double, index, std::uint64_t);
 template std::vector<index> token_model_generate<double>(token_model<double>&,
                                                          std::span<const index>, index, double,
                                                          index, std::uint64_t);

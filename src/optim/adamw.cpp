@@ -14,6 +14,8 @@ template <class T>
 void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
   if (values.size() != m_.size() || grads.size() != m_.size())
     throw std::invalid_argument("adamw: buffer sizes do not match the optimizer");
+  if (!decay_mask_.empty() && decay_mask_.size() != m_.size())
+    throw std::invalid_argument("adamw: the decay mask does not match the parameters");
   ++t_;
   const double bc1 = 1.0 - std::pow(cfg_.beta1, double(t_));
   const double bc2 = 1.0 - std::pow(cfg_.beta2, double(t_));
@@ -22,7 +24,7 @@ void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
     const double g = double(grads[i]);
     m_[i] = cfg_.beta1 * m_[i] + (1 - cfg_.beta1) * g;
     v_[i] = cfg_.beta2 * v_[i] + (1 - cfg_.beta2) * g * g;
-    const double p = double(values[i]) * decay;
+    const double p = double(values[i]) * (decay_mask_.empty() || decay_mask_[i] ? decay : 1.0);
     values[i] = static_cast<T>(p - lr * (m_[i] / bc1) / (std::sqrt(v_[i] / bc2) + cfg_.eps));
   }
 }

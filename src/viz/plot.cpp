@@ -325,6 +325,42 @@ std::string render_for_path(const heatmap& h, const std::string& path) {
   return render(h, format_for(path));
 }
 
+std::string render_grid(const std::vector<heatmap>& panels, int columns, const std::string& title,
+                        image_format fmt) {
+  if (panels.empty() || columns < 1) throw std::invalid_argument("heatmap grid: no panels");
+  int pw = 0, ph = 0;
+  for (const auto& h : panels) {
+    if (static_cast<std::size_t>(h.rows) * static_cast<std::size_t>(h.cols) != h.values.size())
+      throw std::invalid_argument("heatmap: values do not match rows x cols");
+    pw = std::max(pw, h.width), ph = std::max(ph, h.height);
+  }
+  const int n = static_cast<int>(panels.size());
+  const int cols = std::min(columns, n), rows = (n + cols - 1) / cols;
+  const int top = title.empty() ? 0 : 40;
+  return render_surface(cols * pw, rows * ph + top, fmt, [&](cairo_t* cr) {
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    if (!title.empty()) {
+      cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+      cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+      put_text(cr, title, cols * pw / 2.0, 10, 0.5, 0.0, 20);
+    }
+    for (int k = 0; k < n; ++k) {
+      cairo_save(cr);
+      cairo_translate(cr, (k % cols) * pw, top + (k / cols) * ph);
+      cairo_rectangle(cr, 0, 0, pw, ph);
+      cairo_clip(cr);
+      draw_heatmap(cr, panels[static_cast<std::size_t>(k)]);
+      cairo_restore(cr);
+    }
+  });
+}
+
+std::string render_grid_for_path(const std::vector<heatmap>& panels, int columns,
+                                 const std::string& title, const std::string& path) {
+  return render_grid(panels, columns, title, format_for(path));
+}
+
 std::string render(const figure& f, image_format fmt) {
   return render_surface(f.width, f.height, fmt, [&](cairo_t* cr) { draw(cr, f); });
 }

@@ -5,7 +5,8 @@
 // C = d_model, H heads, D = C/H, V vocabulary. Activations are (B·T, C) row-major matrices.
 //
 // Decoder-only (encoder_layers = 0), GPT-style:
-//   h = drop(tok_emb[ids] + pos(t))  →  L layers with causal self-attention (nn.TransformerEncoderLayer
+//   h = drop(tok_emb[ids] + pos(t))  →  L layers with causal self-attention
+//   (nn.TransformerEncoderLayer
 //   + causal mask)  →  norm (pre-LN only)  →  logits = lm_head(h)  (tied to tok_emb by default)
 // Encoder–decoder (encoder_layers > 0), nn.Transformer-style:
 //   mem = encoder(drop(src_emb[src] + pos(s)))   (key padding per item from src_lengths)
@@ -44,11 +45,11 @@ struct token_model_config {
 };
 
 struct token_input {
-  index batch = 1, t = 0;             // target tokens (B·T), row-major
-  std::span<const index> tokens;      //
-  index s = 0;                        // source tokens (B·S) — encoder–decoder only
-  std::span<const index> src;         //
-  std::vector<index> src_lengths;     // valid source length per item (empty: all S)
+  index batch = 1, t = 0;          // target tokens (B·T), row-major
+  std::span<const index> tokens;   //
+  index s = 0;                     // source tokens (B·S) — encoder–decoder only
+  std::span<const index> src;      //
+  std::vector<index> src_lengths;  // valid source length per item (empty: all S)
 };
 
 enum class attention_site { encoder_self, decoder_self, decoder_cross };
@@ -74,11 +75,11 @@ class token_model {
 
  private:
   struct stack_state {
-    matrix<T> emb;                   // token + position, before dropout
-    nn::dropout::cache drop;         //
-    std::vector<matrix<T>> acts;     // acts[l]: input of layer l; acts[L]: last layer's output
+    matrix<T> emb;                // token + position, before dropout
+    nn::dropout::cache drop;      //
+    std::vector<matrix<T>> acts;  // acts[l]: input of layer l; acts[L]: last layer's output
     std::vector<typename nn::transformer_layer<T>::cache> caches;
-    matrix<T> out;                   // after the final norm (or = acts[L])
+    matrix<T> out;  // after the final norm (or = acts[L])
     typename nn::layer_norm<T>::cache ln;
   };
   void embed(stack_state& st, const nn::token_embedding<T>& tok, const nn::token_embedding<T>& pos,

@@ -5,6 +5,7 @@
 // clipping (torch.nn.utils.clip_grad_norm_) and a linear-warmup + cosine learning-rate schedule.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -23,11 +24,14 @@ class adamw {
   void step(std::span<T> values, std::span<const T> grads, double lr);
   void step(std::span<T> values, std::span<const T> grads) { step(values, grads, cfg_.lr); }
   index steps() const { return t_; }
+  // Weight decay only where mask[i] != 0 (e.g. matrices, not biases or norms); empty: everywhere.
+  void set_decay_mask(std::vector<std::uint8_t> mask) { decay_mask_ = std::move(mask); }
   const adamw_config& config() const { return cfg_; }
 
  private:
   adamw_config cfg_;
   std::vector<double> m_, v_;
+  std::vector<std::uint8_t> decay_mask_;
   index t_ = 0;
 };
 

@@ -51,6 +51,11 @@ enum class image_format { svg, png };
 std::string render(const figure& f, image_format fmt);
 std::string render(const heatmap& h, image_format fmt);
 std::string render_for_path(const heatmap& h, const std::string& path);
+// Several heatmaps in a grid of `columns` panels (e.g. every layer × head), under one title.
+std::string render_grid(const std::vector<heatmap>& panels, int columns, const std::string& title,
+                        image_format fmt);
+std::string render_grid_for_path(const std::vector<heatmap>& panels, int columns,
+                                 const std::string& title, const std::string& path);
 // Renders by the extension of path (.svg or .png; throws std::invalid_argument otherwise) and
 // writes atomically.
 void save(const figure& f, const std::string& path);

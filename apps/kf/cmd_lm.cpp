@@ -1,0 +1,391 @@
+// kf train lm / kf sample / kf attention — a small decoder-only language model (seed 000's
+// next-word predictor), its samples, and its attention on a sentence.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common.hpp"
+#include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/lm_train.hpp"
+#include "kernelformer/text/tokenizer.hpp"
+#include "kernelformer/viz/plot.hpp"
+
+namespace kf::cli {
+namespace {
+
+struct lm_options {
+  std::string corpus, tokenizer = "char", config = "tiny", kernel = "exp_dot", save, summary, out;
+  std::uint64_t seed = 0;
+  index iters = 0, batch = 0;
+  double lr = 0, val_fraction = 0.1;
+  bool quiet = false;
+};
+
+struct loaded_lm {
+  std::unique_ptr<model::token_model<float>> model;
+  text::tokenizer tok;
+  std::map<std::string, std::string> metadata;
+};
+
+loaded_lm load_lm(const std::string& path) {
+  require_extension(path, "--model", {".safetensors"});
+  loaded_lm r;
+  try {
+    const model::checkpoint ck = model::checkpoint_load(path);
+    const auto cfg = model::token_model_config::from_metadata(ck.metadata);
+    if (cfg.encoder_layers > 0)
+      throw std::runtime_error("this is an encoder-decoder model; sampling needs a language model");
+    r.tok = text::tokenizer::from_metadata(ck.metadata);
+    if (r.tok.size() != cfg.vocab)
+      throw std::runtime_error(fmt::format("the tokenizer has {} pieces but the model {} tokens",
+                                           r.tok.size(), cfg.vocab));
+    r.model = std::make_unique<model::token_model<float>>(cfg, 0);
+    model::checkpoint_apply(ck, r.model->params());
+    r.metadata = ck.metadata;
+  } catch (const std::exception& e) {
+    throw user_error(fmt::format("--model {}: {}", path, e.what()));
+  }
+  return r;
+}
+
+std::string read_corpus(const std::string& path) {
+  std::string text;
+  try {
+    text = path.empty() ? model::lm_default_corpus() : io::read_file(path);
+  } catch (const std::exception& e) {
+    throw user_error(e.what());
+  }
+  if (text.empty()) throw user_error(fmt::format("--corpus {}: the file is empty", path));
+  if (text.find('\0') != std::string::npos)
+    throw user_error(fmt::format("--corpus {}: a NUL byte — this is not a text file", path));
+  return text;
+}
+
+void run_train(const lm_options& o) {
+  model::lm_preset p;
+  text::tokenizer_kind kind;
+  try {
+    p = model::lm_preset_get(o.config);
+    p.model.block.kernel = kernel_parse(o.kernel);
+    kind = text::tokenizer_kind_parse(o.tokenizer);
+  } catch (const std::invalid_argument& e) {
+    throw user_error(e.what());
+  }
+  if (o.iters < 0) throw user_error("--iters must be positive");
+  if (o.batch < 0) throw user_error("--batch must be at least 1");
+  if (o.lr < 0) throw user_error("--lr must be positive");
+  if (!(o.val_fraction >= 0 && o.val_fraction < 0.9))
+    throw user_error("--val-fraction must be in [0, 0.9)");
+  if (o.iters > 0) {
+    p.iters = o.iters;
+    p.warmup = std::min(p.warmup, std::max<index>(1, o.iters / 10));
+    p.eval_every = std::min(p.eval_every, std::max<index>(1, o.iters));
+  }
+  if (o.batch > 0) p.batch = o.batch;
+  if (o.lr > 0) p.lr = o.lr, p.min_lr = o.lr / 10;
+  if (!o.save.empty()) require_extension(o.save, "--save", {".safetensors"});
+  if (!o.summary.empty()) require_extension(o.summary, "--summary", {".json"});
+  if (!o.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out, ec);
+    if (ec)
+      throw user_error(fmt::format("--out {}: cannot create directory ({})", o.out, ec.message()));
+  }
+  const std::string text = read_corpus(o.corpus);
+  // Split on the text: the last val_fraction is validation; the vocabulary comes from training.
+  const auto cut = static_cast<std::size_t>(double(text.size()) * (1.0 - o.val_fraction));
+  const std::string_view train_text(text.data(), cut),
+      val_text(text.data() + cut, text.size() - cut);
+  const text::tokenizer tok = text::tokenizer::train(kind, train_text);
+  const std::vector<index> train = tok.encode(train_text);
+  index val_unknown = 0;
+  const std::vector<index> val = tok.encode(val_text, &val_unknown);
+  p.model.vocab = tok.size();
+  if (static_cast<index>(train.size()) < p.model.context + 2)
+    throw user_error(fmt::format("--corpus: {} training tokens are too few for a context of {}",
+                                 train.size(), p.model.context));
+  model::token_model<float> m(p.model, o.seed);
+  const std::string corpus_name = o.corpus.empty() ? "fortunes (Debian package)" : o.corpus;
+  if (!o.quiet)
+    fmt::print(
+        "kf train lm: {} ({} bytes; {} train / {} validation tokens, {} tokenizer, vocabulary {})\n"
+        "  {} config: {} layers, {} heads, width {}, context {}, {} parameters, kernel {}; "
+        "{} iterations of batch {}\n",
+        corpus_name, text.size(), train.size(), val.size(), o.tokenizer, tok.size(), o.config,
+        p.model.decoder_layers, p.model.block.heads, p.model.block.d_model, p.model.context,
+        m.params().count(), kernel_describe(p.model.block.kernel), p.iters, p.batch);
+  model::lm_train_result tr;
+  {
+    progress_bar bar("training");
+    double last_val = NAN;
+    tr = model::lm_train(m, train, val, p, o.seed,
+                         [&](index it, index total, double loss, const model::lm_eval_point* ev) {
+                           if (ev) last_val = ev->val_loss;
+                           bar.update(int(it), int(total),
+                                      std::isnan(last_val)
+                                          ? fmt::format("loss {:.3f}", loss)
+                                          : fmt::format("loss {:.3f} val {:.3f}", loss, last_val));
+                         });
+  }
+  const model::lm_eval_point& last = tr.evals.back();
+  nlohmann::json js;
+  js["corpus"] = corpus_name;
+  js["corpus_bytes"] = text.size();
+  js["tokenizer"] = o.tokenizer;
+  js["vocab"] = tok.size();
+  js["train_tokens"] = train.size();
+  js["val_tokens"] = val.size();
+  js["val_unknown_tokens"] = val_unknown;
+  js["config"] = o.config;
+  js["kernel"] = kernel_format(p.model.block.kernel);
+  js["seed"] = o.seed;
+  js["iters"] = p.iters;
+  js["batch"] = p.batch;
+  js["context"] = p.model.context;
+  js["parameters"] = m.params().count();
+  js["final_train_loss"] = last.train_loss;
+  js["val_loss"] = last.val_loss;
+  js["val_perplexity"] = std::exp(last.val_loss);
+  js["train_seconds"] = tr.seconds;
+  js["tokens_per_second"] = tr.tokens_per_second;
+  for (const auto& ev : tr.evals)
+    js["evals"].push_back({{"iter", ev.iter},
+                           {"train_loss", ev.train_loss},
+                           {"val_loss", ev.val_loss},
+                           {"seconds", ev.seconds}});
+  auto md = p.model.to_metadata();
+  tok.to_metadata(md);
+  md["corpus"] = corpus_name;
+  md["val_loss"] = fmt::format("{:.6g}", last.val_loss);
+
+  io::atomic_writer w;
+  if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), md));
+  if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
+  std::string sample;
+  if (!o.out.empty()) {
+    std::string csv = "iter,train_loss\n";
+    for (std::size_t i = 0; i < tr.losses.size(); ++i)
+      csv += fmt::format("{},{}\n", i + 1, tr.losses[i]);
+    w.stage(o.out + "/loss.csv", csv);
+    std::string ecsv = "iter,train_loss,val_loss,seconds\n";
+    for (const auto& ev : tr.evals)
+      ecsv += fmt::format("{},{},{},{}\n", ev.iter, ev.train_loss, ev.val_loss, ev.seconds);
+    w.stage(o.out + "/eval.csv", ecsv);
+    viz::figure f;
+    f.title =
+        fmt::format("language model ({} config, {} tokens): cross-entropy", o.config, o.tokenizer);
+    f.xlabel = "iteration";
+    f.ylabel = "loss (nats/token)";
+    viz::series ls{viz::series::kind::line, {}, tr.losses, {}, "train (batch)", viz::kBlue, 1, 0.6};
+    for (std::size_t i = 0; i < tr.losses.size(); ++i) ls.x.push_back(double(i + 1));
+    viz::series vs{viz::series::kind::line, {}, {}, {}, "validation", viz::kRed, 2.5, 1};
+    viz::series vp{viz::series::kind::points, {}, {}, {}, "", viz::kRed, 4, 1};
+    for (const auto& ev : tr.evals) {
+      vs.x.push_back(double(ev.iter)), vs.y.push_back(ev.val_loss);
+      vp.x.push_back(double(ev.iter)), vp.y.push_back(ev.val_loss);
+    }
+    f.data = {ls, vs, vp};
+    w.stage(o.out + "/loss.png", viz::render(f, viz::image_format::png));
+    w.stage(o.out + "/loss.svg", viz::render(f, viz::image_format::svg));
+    w.stage(o.out + "/summary.json", js.dump(2) + "\n");
+    const std::string prompt = tok.kind() == text::tokenizer_kind::character ? "The " : "The";
+    const auto gen = model::token_model_generate(m, tok.encode(prompt), 300, 0.8, 0, o.seed);
+    sample = prompt + tok.decode(gen);
+    w.stage(o.out + "/sample.txt", sample + "\n");
+  }
+  w.commit();
+  if (o.quiet) return;
+  if (std::isnan(last.val_loss))
+    fmt::print("train loss {:.4f} (no validation text); {:.1f} s, {:.0f} tokens/s\n",
+               last.train_loss, tr.seconds, tr.tokens_per_second);
+  else
+    fmt::print(
+        "validation loss {:.4f} (perplexity {:.2f}), train loss {:.4f}; {:.1f} s, {:.0f} "
+        "tokens/s\n",
+        last.val_loss, std::exp(last.val_loss), last.train_loss, tr.seconds, tr.tokens_per_second);
+  if (!o.save.empty()) fmt::print("saved {}\n", o.save);
+  if (!o.out.empty())
+    fmt::print("wrote {}/ (loss.csv/png/svg, eval.csv, sample.txt, summary.json)\nsample:\n{}\n",
+               o.out, sample);
+}
+
+struct sample_options {
+  std::string model, prompt = "The ";
+  index tokens = 200, top_k = 0;
+  double temperature = 0.8;
+  std::uint64_t seed = 0;
+};
+
+void run_sample(const sample_options& o) {
+  if (o.tokens < 0) throw user_error("--tokens must be >= 0");
+  if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
+    throw user_error("--temperature must be >= 0 (0: greedy)");
+  if (o.top_k < 0) throw user_error("--top-k must be >= 0 (0: all tokens)");
+  loaded_lm lm = load_lm(o.model);
+  if (o.prompt.empty()) throw user_error("--prompt is empty");
+  index unknown = 0;
+  const auto ids = lm.tok.encode(o.prompt, &unknown);
+  if (unknown > 0)
+    fmt::print(stderr, "kf: warning: {} piece(s) of the prompt are not in the vocabulary (<unk>)\n",
+               unknown);
+  const auto gen =
+      model::token_model_generate(*lm.model, ids, o.tokens, o.temperature, o.top_k, o.seed);
+  fmt::print("{}{}\n", o.prompt, lm.tok.decode(gen));
+}
+
+struct attention_options {
+  std::string model, text = "The cat sat on the mat.", out, csv;
+  index layer = 0, head = 0;  // 1-based; 0: all
+};
+
+std::string tick(const std::string& piece) {
+  std::string s;
+  for (char c : piece) {
+    if (c == ' ')
+      s += "\xE2\x90\xA3";  // ␣ (open box): a visible space
+    else if (c == '\n')
+      s += "\\n";
+    else if (c == '\t')
+      s += "\\t";
+    else
+      s += c;
+  }
+  return s;
+}
+
+void run_attention(const attention_options& o) {
+  if (o.out.empty()) throw user_error("--out is required (heatmap.png or heatmap.svg)");
+  require_extension(o.out, "--out", {".png", ".svg"});
+  if (!o.csv.empty()) require_extension(o.csv, "--csv", {".csv"});
+  loaded_lm lm = load_lm(o.model);
+  const auto& cfg = lm.model->config();
+  if (o.layer < 0 || o.layer > cfg.decoder_layers)
+    throw user_error(fmt::format("--layer {} is outside 1..{}", o.layer, cfg.decoder_layers));
+  if (o.head < 0 || o.head > cfg.block.heads)
+    throw user_error(fmt::format("--head {} is outside 1..{}", o.head, cfg.block.heads));
+  if (o.text.empty()) throw user_error("--text is empty");
+  index unknown = 0;
+  std::vector<index> ids = lm.tok.encode(o.text, &unknown);
+  if (unknown > 0)
+    fmt::print(stderr, "kf: warning: {} piece(s) of the text are not in the vocabulary (<unk>)\n",
+               unknown);
+  if (static_cast<index>(ids.size()) > cfg.context) {
+    fmt::print(stderr, "kf: warning: the text has {} tokens; keeping the last {} (the context)\n",
+               ids.size(), cfg.context);
+    ids.erase(ids.begin(), ids.end() - cfg.context);
+  }
+  std::vector<std::string> labels;
+  for (index id : ids) labels.push_back(tick(lm.tok.decode({id})));
+  model::token_input in;
+  in.t = static_cast<index>(ids.size());
+  in.tokens = ids;
+  lm.model->forward(in, {}, nullptr);
+  std::vector<viz::heatmap> panels;
+  std::string csv = "layer,head,query,key,query_token,key_token,weight\n";
+  for (index l = 1; l <= cfg.decoder_layers; ++l)
+    for (index h = 1; h <= cfg.block.heads; ++h) {
+      if ((o.layer && l != o.layer) || (o.head && h != o.head)) continue;
+      const matrix<float> w =
+          lm.model->attention_weights(model::attention_site::decoder_self, l - 1, h - 1, 0);
+      viz::heatmap hm;
+      hm.title = fmt::format("layer {}, head {}", l, h);
+      hm.xlabel = "key (attended to)";
+      hm.ylabel = "query";
+      hm.rows = static_cast<int>(w.rows());
+      hm.cols = static_cast<int>(w.cols());
+      hm.values.assign(w.values().begin(), w.values().end());
+      hm.xticks = hm.yticks = labels;
+      for (index i = 0; i < w.rows(); ++i)
+        for (index j = 0; j < w.cols(); ++j)
+          csv += fmt::format("{},{},{},{},\"{}\",\"{}\",{}\n", l, h, i, j, labels[std::size_t(i)],
+                             labels[std::size_t(j)], w(i, j));
+      panels.push_back(std::move(hm));
+    }
+  io::atomic_writer wr;
+  const std::string title =
+      fmt::format("attention on \"{}\" ({})", o.text, kernel_describe(cfg.block.kernel));
+  if (panels.size() == 1) {
+    panels[0].title = title + ", " + panels[0].title;
+    wr.stage(o.out, viz::render_for_path(panels[0], o.out));
+  } else {
+    for (auto& p : panels) p.width = 520, p.height = 480;
+    wr.stage(o.out,
+             viz::render_grid_for_path(panels, static_cast<int>(cfg.block.heads), title, o.out));
+  }
+  if (!o.csv.empty()) wr.stage(o.csv, csv);
+  wr.commit();
+  fmt::print("wrote {} ({} panel{}, {} tokens)\n", o.out, panels.size(),
+             panels.size() == 1 ? "" : "s", ids.size());
+}
+
+}  // namespace
+
+void add_train_lm(CLI::App* train) {
+  auto o = std::make_shared<lm_options>();
+  CLI::App* sub = train->add_subcommand(
+      "lm", "Train a small decoder-only language model (character or word tokens)");
+  sub->add_option("--corpus", o->corpus,
+                  "text FILE (default: the English text of Debian's 'fortunes' package)");
+  sub->add_option("--tokenizer", o->tokenizer, "char | word")->capture_default_str();
+  sub->add_option("--config", o->config,
+                  "tiny (2 layers, width 64, context 32) | small (nanoGPT's CPU Shakespeare: 4 "
+                  "layers, 4 heads, width 128, context 64)")
+      ->capture_default_str();
+  sub->add_option("--kernel", o->kernel, "attention kernel: exp_dot, gaussian:h=…, …")
+      ->capture_default_str();
+  sub->add_option("--iters", o->iters, "iterations (default: 400 tiny, 2000 small)");
+  sub->add_option("--batch", o->batch, "batch size (default: 16 tiny, 12 small)");
+  sub->add_option("--lr", o->lr, "peak learning rate (default: 2e-3 tiny, 1e-3 small)");
+  sub->add_option("--val-fraction", o->val_fraction, "the end of the text held out")
+      ->capture_default_str();
+  sub->add_option("--seed", o->seed, "seed for initialization and batches")->capture_default_str();
+  sub->add_option("--save", o->save, "MODEL.safetensors (config and tokenizer in the metadata)");
+  sub->add_option("--summary", o->summary, "SUMMARY.json: val_loss, val_perplexity, tokens/s, …");
+  sub->add_option("--out", o->out,
+                  "directory: loss.csv/png/svg, eval.csv, sample.txt, summary.json");
+  sub->add_flag("--quiet", o->quiet, "print nothing on success");
+  sub->footer(
+      "Examples:\n"
+      "  kf train lm --config tiny --save lm.safetensors --out runs/lm\n"
+      "  kf train lm --corpus input.txt --config small --tokenizer char --save "
+      "shakespeare.safetensors");
+  sub->callback([o] { run_train(*o); });
+}
+
+void add_sample(CLI::App& app) {
+  auto o = std::make_shared<sample_options>();
+  CLI::App* sub = app.add_subcommand("sample", "Generate text from a trained language model");
+  sub->add_option("--model", o->model, "MODEL.safetensors from kf train lm")->required();
+  sub->add_option("--prompt", o->prompt, "text to continue")->capture_default_str();
+  sub->add_option("--tokens", o->tokens, "tokens to generate")->capture_default_str();
+  sub->add_option("--temperature", o->temperature, "softmax temperature (0: greedy)")
+      ->capture_default_str();
+  sub->add_option("--top-k", o->top_k, "sample among the k most likely (0: all)")
+      ->capture_default_str();
+  sub->add_option("--seed", o->seed, "sampling seed (same seed, same text)")->capture_default_str();
+  sub->callback([o] { run_sample(*o); });
+}
+
+void add_attention(CLI::App& app) {
+  auto o = std::make_shared<attention_options>();
+  CLI::App* sub = app.add_subcommand(
+      "attention", "Heatmaps of a language model's attention weights on a sentence");
+  sub->add_option("--model", o->model, "MODEL.safetensors from kf train lm")->required();
+  sub->add_option("--text", o->text, "the sentence")->capture_default_str();
+  sub->add_option("--layer", o->layer, "layer, from 1 (default: all layers)");
+  sub->add_option("--head", o->head, "head, from 1 (default: all heads)");
+  sub->add_option("--out", o->out, "heatmap.png | heatmap.svg")->required();
+  sub->add_option("--csv", o->csv, "also write every weight as CSV");
+  sub->footer(
+      "Examples:\n"
+      "  kf attention --model lm.safetensors --out cat.png                 # all layers x heads\n"
+      "  kf attention --model lm.safetensors --layer 2 --head 1 --out l2h1.svg");
+  sub->callback([o] { run_attention(*o); });
+}
+
+}  // namespace kf::cli

@@ -1,0 +1,187 @@
+#include "kernelformer/model/lm_train.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/optim/adamw.hpp"
+
+namespace kf::model {
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+lm_preset lm_preset_get(const std::string& name) {
+  lm_preset p;
+  p.name = name;
+  auto& m = p.model;
+  m.encoder_layers = 0;
+  m.block.norm_first = true;
+  m.block.act = nn::activation::gelu;
+  m.learned_positions = true;
+  m.tie_weights = true;
+  if (name == "tiny") {
+    m.context = 32;
+    m.decoder_layers = 2;
+    m.block.d_model = 64;
+    m.block.heads = 2;
+    m.block.d_ff = 256;
+    p.batch = 16;
+    p.iters = 400;
+    p.warmup = 40;
+    p.eval_every = 100;
+    p.eval_windows = 64;
+    p.lr = 2e-3;
+    p.min_lr = 2e-4;
+  } else if (name == "small") {
+    m.context = 64;
+    m.decoder_layers = 4;
+    m.block.d_model = 128;
+    m.block.heads = 4;
+    m.block.d_ff = 512;
+    p.batch = 12;
+    p.iters = 2000;
+    p.warmup = 100;
+    p.eval_every = 250;
+    p.eval_windows = 240;
+    p.lr = 1e-3;
+    p.min_lr = 1e-4;
+  } else {
+    throw std::invalid_argument(
+        fmt::format("unknown configuration '{}': expected tiny or small", name));
+  }
+  return p;
+}
+
+double lm_evaluate(token_model<float>& m, std::span<const index> data, index windows) {
+  const index T = m.config().context;
+  const index n = static_cast<index>(data.size());
+  if (n < 2) return 0.0;
+  const index t = std::min(T, n - 1);
+  const index room = n - t - 1;  // last valid start
+  windows = std::max<index>(1, std::min(windows, room + 1));
+  const index per_batch = 16;
+  double sum = 0;
+  index counted = 0;
+  for (index w0 = 0; w0 < windows; w0 += per_batch) {
+    const index b = std::min(per_batch, windows - w0);
+    std::vector<index> x(static_cast<std::size_t>(b * t)), y(x.size());
+    for (index i = 0; i < b; ++i) {
+      const index start = windows > 1 ? (w0 + i) * room / (windows - 1) : 0;
+      for (index j = 0; j < t; ++j) {
+        x[static_cast<std::size_t>(i * t + j)] = data[static_cast<std::size_t>(start + j)];
+        y[static_cast<std::size_t>(i * t + j)] = data[static_cast<std::size_t>(start + j + 1)];
+      }
+    }
+    token_input in;
+    in.batch = b;
+    in.t = t;
+    in.tokens = x;
+    sum += m.forward(in, y, nullptr) * double(b);
+    counted += b;
+  }
+  return sum / double(counted);
+}
+
+lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
+                         std::span<const index> val, const lm_preset& p, std::uint64_t seed,
+                         const lm_progress& progress) {
+  const index T = m.config().context, B = p.batch;
+  const index n = static_cast<index>(train.size());
+  if (n < T + 2)
+    throw std::invalid_argument(fmt::format(
+        "the training text has {} tokens; the context of {} needs at least {}", n, T, T + 2));
+  auto& params = m.params();
+  optim::adamw<float> opt({p.lr, 0.9, 0.99, 1e-8, p.weight_decay}, params.count());
+  std::vector<std::uint8_t> decay(static_cast<std::size_t>(params.count()), 0);
+  for (const auto& pi : params.info())
+    if (pi.shape.size() >= 2) std::fill_n(decay.begin() + pi.offset, pi.size, std::uint8_t{1});
+  opt.set_decay_mask(std::move(decay));
+  const optim::lr_schedule sched{p.lr, p.min_lr, p.warmup, p.iters};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<index> pick(0, n - T - 1);
+  std::vector<index> x(static_cast<std::size_t>(B * T)), y(x.size());
+  lm_train_result r;
+  const double t0 = now_seconds();
+  double train_seconds = 0;
+  for (index it = 0; it < p.iters; ++it) {
+    const double s0 = now_seconds();
+    for (index b = 0; b < B; ++b) {
+      const index start = pick(rng);
+      for (index j = 0; j < T; ++j) {
+        x[static_cast<std::size_t>(b * T + j)] = train[static_cast<std::size_t>(start + j)];
+        y[static_cast<std::size_t>(b * T + j)] = train[static_cast<std::size_t>(start + j + 1)];
+      }
+    }
+    token_input in;
+    in.batch = B;
+    in.t = T;
+    in.tokens = x;
+    params.zero_grad();
+    const double loss = m.forward(in, y, &rng);
+    m.backward();
+    if (p.clip > 0) optim::clip_grad_norm<float>(params.grads(), p.clip);
+    opt.step(params.values(), params.grads(), sched.at(it));
+    train_seconds += now_seconds() - s0;
+    r.losses.push_back(loss);
+    const bool last = it + 1 == p.iters;
+    lm_eval_point ev;
+    const lm_eval_point* evp = nullptr;
+    if ((p.eval_every > 0 && (it + 1) % p.eval_every == 0) || last) {
+      ev.iter = it + 1;
+      ev.val_loss = val.size() > 1 ? lm_evaluate(m, val, p.eval_windows) : NAN;
+      ev.train_loss = lm_evaluate(m, train, p.eval_windows);
+      ev.seconds = now_seconds() - t0;
+      r.evals.push_back(ev);
+      evp = &r.evals.back();
+    }
+    if (progress) progress(it + 1, p.iters, loss, evp);
+  }
+  r.seconds = now_seconds() - t0;
+  r.tokens_per_second = train_seconds > 0 ? double(p.iters * B * T) / train_seconds : 0.0;
+  return r;
+}
+
+std::string lm_default_corpus(const std::string& dir) {
+  // English prose and quotations; no ASCII art, no offensive/political/ethnic files.
+  static const char* kFiles[] = {
+      "fortunes",  "literature", "wisdom",  "people",   "science", "humorists",    "platitudes",
+      "education", "work",       "love",    "food",     "tao",     "goedel",       "paradoxum",
+      "magic",     "pets",       "riddles", "medicine", "sports",  "miscellaneous"};
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir))
+    throw std::runtime_error(fmt::format(
+        "{}: no such directory; the default corpus is Debian's 'fortunes' package "
+        "(apt-get install fortunes, or bash scripts/install_deps.sh) — or pass --corpus FILE",
+        dir));
+  std::string out;
+  for (const char* f : kFiles) {
+    const fs::path path = fs::path(dir) / f;
+    if (!fs::exists(path)) continue;
+    const std::string s = io::read_file(path.string());
+    std::size_t i = 0;
+    while (i < s.size()) {
+      std::size_t e = s.find('\n', i);
+      if (e == std::string::npos) e = s.size();
+      const std::string_view line(s.data() + i, e - i);
+      if (line == "%")
+        out += '\n';  // separator between fortunes: a blank line
+      else
+        out.append(line).push_back('\n');
+      i = e + 1;
+    }
+  }
+  if (out.empty()) throw std::runtime_error(fmt::format("{}: no fortune files found", dir));
+  return out;
+}
+
+}  // namespace kf::model
