@@ -4,16 +4,22 @@
 #   build   (default) compiler, CMake, GoogleTest, Google Benchmark, Eigen, OpenBLAS (OpenMP
 #           build), CLI11, fmt, nlohmann-json, cairo (figures), clang-format, cpp-httplib
 #           (kf serve), fortunes (the language model's default corpus)
+#   web     Debian's chromium, Node.js + npm (if missing), and web/node_modules (playwright-core,
+#           `npm ci`, no browser download) for the explorer's headless-browser test
 #   python  Debian's numpy, PyTorch, statsmodels, scikit-learn under /usr/bin/python3 (fixture
 #           generators and side-by-side benchmark scripts; the tests never need them)
-# Usage: scripts/install_deps.sh [build] [python]
+# Usage: scripts/install_deps.sh [build] [web] [python]
 set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config clang-format googletest libgtest-dev libbenchmark-dev
   libeigen3-dev libopenblas-openmp-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcairo2-dev libfftw3-dev
   fonts-dejavu-core fortunes libcpp-httplib-dev)
+web_pkgs=(chromium)
+command -v node >/dev/null || web_pkgs+=(nodejs)
+command -v npm >/dev/null || web_pkgs+=(npm)
 python_pkgs=(python3 python3-numpy python3-torch python3-statsmodels python3-sklearn)
 
+want_npm=0
 groups=("$@")
 [ ${#groups[@]} -eq 0 ] && groups=(build)
 wanted=()
@@ -21,7 +27,8 @@ for g in "${groups[@]}"; do
   case "$g" in
     build) wanted+=("${build_pkgs[@]}") ;;
     python) wanted+=("${python_pkgs[@]}") ;;
-    *) echo "install_deps.sh: unknown group '$g' (build, python)" >&2; exit 2 ;;
+    web) wanted+=("${web_pkgs[@]}"); want_npm=1 ;;
+    *) echo "install_deps.sh: unknown group '$g' (build, web, python)" >&2; exit 2 ;;
   esac
 done
 
@@ -31,7 +38,17 @@ for p in "${wanted[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+npm_step() {
+  # playwright-core only (exact version from web/package-lock.json); it drives Debian's chromium.
+  if [ "$want_npm" = 1 ] && [ ! -d "$(dirname "$0")/../web/node_modules/playwright-core" ]; then
+    echo "install_deps.sh: npm ci --prefix web"
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix "$(dirname "$0")/../web" --no-audit --no-fund >/dev/null
+  fi
+}
+if [ ${#missing[@]} -eq 0 ]; then
+  npm_step
+  exit 0
+fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -42,3 +59,4 @@ echo "install_deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+npm_step

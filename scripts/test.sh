@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
-bash scripts/install_deps.sh build
+bash scripts/install_deps.sh build web
 
 echo "== format check (clang-format, .clang-format) =="
 bash scripts/check_format.sh

@@ -6,6 +6,7 @@
 //   #main-plot[data-query]          the query string of the /api/smooth answer on screen
 //   #nw-curve, #attention-curve     data-values = JSON array (grid order; null where undefined)
 //   .point[data-index=i]            data point i (sorted by x); .selected when chosen
+//   #profile-plot[data-point]       index of the point whose weights are drawn
 //   #profile-nw, #profile-attention data-values = JSON array of n weights for the chosen point
 //   #heatmap[data-mode]             'nw' or 'attention'
 //   #status[data-state]             'loading', 'ok' or 'error'
@@ -14,7 +15,7 @@ const SVGNS = 'http://www.w3.org/2000/svg';
 const $ = (id) => document.getElementById(id);
 
 const DEFAULTS = Object.freeze({
-  function: 'seed001', n: 40, noise: 1, seed: 0, kernel: 'gaussian', bandwidth: 0.5, temperature: 0.25, grid: 200,
+  function: 'seed001', n: 40, noise: 1, seed: 0, kernel: 'gaussian', bandwidth: 0.5, temperature: 0.1, grid: 200,
 });
 const PARAM_KEYS = Object.keys(DEFAULTS);
 const COLORS = { nw: '#2563eb', attention: '#ea580c', truth: '#6b7280', point: '#1f2937', selected: '#db2777' };
@@ -87,8 +88,8 @@ function fmt(v, digits = 3) {
   if (v === null || v === undefined) return '–';
   if (!isNum(v)) return String(v);
   const a = Math.abs(v);
-  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(digits - 1).replace('-', '−');
-  return String(Number(v.toPrecision(digits))).replace('-', '−');
+  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(digits - 1).replace(/-/g, '−');
+  return String(Number(v.toPrecision(digits))).replace(/-/g, '−');
 }
 
 function niceStep(span, count) {
@@ -109,7 +110,7 @@ function ticks(lo, hi, count) {
 function tickLabel(v, step) {
   const dec = clamp(-Math.floor(Math.log10(step) + 1e-9), 0, 8);
   const s = (Math.abs(v) < step * 1e-6 ? 0 : v).toFixed(dec);
-  return s.replace('-', '−');
+  return s.replace(/-/g, '−');
 }
 
 function extent(arrays, fallback = [0, 1]) {
@@ -167,6 +168,7 @@ const SVG_STYLE = `
 .kf-plot .truth { fill: none; stroke: ${COLORS.truth}; stroke-width: 1.6; stroke-dasharray: 6 4; }
 .kf-plot .curve-nw { fill: none; stroke: ${COLORS.nw}; stroke-width: 2.6; stroke-linejoin: round; stroke-linecap: round; }
 .kf-plot .curve-attention { fill: none; stroke: ${COLORS.attention}; stroke-width: 2.6; stroke-linejoin: round; stroke-linecap: round; }
+.kf-plot .curve-nw.wide { stroke-width: 4; }
 .kf-plot .area-nw { fill: ${COLORS.nw}; fill-opacity: 0.12; stroke: none; }
 .kf-plot .area-attention { fill: ${COLORS.attention}; fill-opacity: 0.10; stroke: none; }
 .kf-plot .dot-nw { fill: ${COLORS.nw}; }
@@ -176,7 +178,7 @@ const SVG_STYLE = `
 .kf-plot .legend-point { fill: ${COLORS.point}; fill-opacity: 0.55; stroke: #ffffff; stroke-width: 1; }
 .kf-plot .point.selected { fill: ${COLORS.selected}; fill-opacity: 1; stroke: #ffffff; stroke-width: 2; }
 .kf-plot .guide { stroke: ${COLORS.selected}; stroke-width: 1.3; stroke-dasharray: 4 3; }
-.kf-plot .guide-label { fill: ${COLORS.selected}; font-weight: 600; }
+.kf-plot .guide-label { fill: ${COLORS.selected}; font-weight: 600; paint-order: stroke; stroke: #ffffff; stroke-width: 3px; stroke-linejoin: round; }
 .kf-plot .empty { font-size: 13px; fill: #6b7280; }
 `;
 
@@ -205,8 +207,10 @@ function drawAxes(svg, box, sx, sy, xt, yt, xLabel, yLabel, { zero = false } = {
     el('text', { x: box.l - 8, y: sy(v) + 4, 'text-anchor': 'end' }, g, tickLabel(v, yt.step));
   }
   el('text', { class: 'axis-label', x: (box.l + box.r) / 2, y: box.b + 36, 'text-anchor': 'middle' }, g, xLabel);
+  // the y label clears the widest tick label
+  const widest = Math.max(...yt.values.map((v) => tickLabel(v, yt.step).length));
   el('text', { class: 'axis-label', x: 0, y: 0, 'text-anchor': 'middle',
-    transform: `translate(${box.l - 40},${(box.t + box.b) / 2}) rotate(-90)` }, g, yLabel);
+    transform: `translate(${Math.max(box.l - 20 - widest * 7, 12)},${(box.t + box.b) / 2}) rotate(-90)` }, g, yLabel);
   return g;
 }
 
@@ -242,8 +246,10 @@ function renderStatus() {
     const d = state.data;
     s.dataset.state = 'ok';
     s.setAttribute('role', 'status');
-    const ms = isNum(d.elapsed_ms) ? ` · server ${fmt(d.elapsed_ms, 2)} ms` : '';
-    s.textContent = `n = ${d.x.length} · ${d.kernel ?? state.query.kernel} h = ${fmt(d.bandwidth)} (LOO-CV ${fmt(d.bandwidth_loo)}) · T = ${fmt(d.temperature)}${ms}`;
+    const ms = isNum(d.elapsed_ms) ? ` · ${fmt(d.elapsed_ms, 2)} ms` : '';
+    const eq = isNum(d.attention_bandwidth) ? ` (≈ h ${fmt(d.attention_bandwidth)})` : '';
+    s.textContent = `n = ${d.x.length} · ${d.kernel ?? state.query.kernel} h = ${fmt(d.bandwidth)} (LOO ${fmt(d.bandwidth_loo)}) · T = ${fmt(d.temperature)}${eq}${ms}`;
+    s.title = 'LOO: leave-one-out cross-validation bandwidth; ≈ h: the attention kernel\'s equivalent Gaussian bandwidth';
   }
   const stale = Boolean(state.errors.smooth || state.errors.input);
   for (const id of ['main-plot', 'profile-plot', 'heatmap']) $(id).classList.toggle('stale', stale);
@@ -261,7 +267,7 @@ function renderMain() {
     el('text', { class: 'empty', x: w / 2, y: h / 2, 'text-anchor': 'middle' }, svg, noDataText());
     return;
   }
-  const box = { l: 62, r: w - 18, t: 40, b: h - 48 };
+  const box = { l: 62, r: w - 26, t: 40, b: h - 48 };
   const xd = extent([d.grid, d.x]);
   state.xDomain = xd;
   const yd0 = extent([d.y, d.truth ?? [], d.nw, d.attention]);
@@ -282,8 +288,9 @@ function renderMain() {
     el('line', { class: 'guide', x1: gx, x2: gx, y1: box.t, y2: box.b }, plot);
   }
   if (Array.isArray(d.truth)) el('path', { id: 'truth-curve', class: 'truth', d: pathD(d.grid, d.truth, sx, sy) }, plot);
+  // NW wider and underneath, attention on top: where the two agree both stay visible
+  el('path', { id: 'nw-curve', class: 'curve-nw wide', d: pathD(d.grid, d.nw, sx, sy), 'data-values': JSON.stringify(d.nw) }, plot);
   el('path', { id: 'attention-curve', class: 'curve-attention', d: pathD(d.grid, d.attention, sx, sy), 'data-values': JSON.stringify(d.attention) }, plot);
-  el('path', { id: 'nw-curve', class: 'curve-nw', d: pathD(d.grid, d.nw, sx, sy), 'data-values': JSON.stringify(d.nw) }, plot);
 
   const n = d.x.length;
   const r = n > 800 ? 2 : n > 300 ? 2.8 : n > 120 ? 3.5 : 4.5;
@@ -310,12 +317,21 @@ function renderMain() {
     { kind: 'point', label: `data (n = ${n})` },
     { kind: 'line', cls: 'truth', label: 'truth' },
     { kind: 'line', cls: 'curve-nw', label: `Nadaraya–Watson (${kname}, h = ${fmt(d.bandwidth)})` },
-    { kind: 'line', cls: 'curve-attention', label: `attention (T = ${fmt(d.temperature)})` },
+    { kind: 'line', cls: 'curve-attention', label: `attention (T = ${fmt(d.temperature)}${isNum(d.attention_bandwidth) ? `, ≈ Gaussian h = ${fmt(d.attention_bandwidth)}` : ''})` },
   ]);
+  omegaNote(d);
 
   svg.dataset.query = new URLSearchParams(state.query).toString();
   svg.dataset.n = String(n);
   svg._scales = { sx, sy, box };
+}
+
+// The explanation's ω for the range on screen.
+function omegaNote(d) {
+  const g = d.grid;
+  const R = g.length > 1 ? g[g.length - 1] - g[0] : NaN;
+  $('omega-note').textContent = isNum(R) && R > 0
+    ? ` (here R = ${fmt(R, 3)}: ω₁ = ${fmt(Math.PI / (2 * R), 3)}, ω₂ = ${fmt(Math.PI / R, 3)})` : '';
 }
 
 const SUBS = '₀₁₂₃₄₅₆₇₈₉';
@@ -347,7 +363,8 @@ function renderProfile() {
   const caption = $('profile-caption');
   const d = state.data;
   const p = state.profile;
-  const box = { l: 58, r: w - 14, t: 34, b: h - 44 };
+  const box = { l: 64, r: w - 14, t: 34, b: h - 44 };
+  delete svg.dataset.point;
   const xd = state.xDomain;
   const sx = linear(xd[0], xd[1], box.l, box.r);
   if (!d || !p || state.selected === null || p.point !== state.selected) {
@@ -358,6 +375,7 @@ function renderProfile() {
     if (state.selected === null) caption.textContent = 'Click a data point above (or use the point slider) to see its weights.';
     return;
   }
+  svg.dataset.point = String(p.point);
   const xs = d.x;
   const ymax = Math.max(1e-12, ...p.nw.filter(isNum), ...p.attention.filter(isNum)) * 1.1;
   const sy = linear(0, ymax, box.b, box.t);
@@ -375,13 +393,13 @@ function renderProfile() {
   };
   el('path', { class: 'area-attention', d: area(p.attention) }, svg);
   el('path', { class: 'area-nw', d: area(p.nw) }, svg);
+  el('path', { id: 'profile-nw', class: 'curve-nw wide', d: pathD(xs, p.nw, sx, sy), 'data-values': JSON.stringify(p.nw) }, svg);
   el('path', { id: 'profile-attention', class: 'curve-attention', d: pathD(xs, p.attention, sx, sy), 'data-values': JSON.stringify(p.attention) }, svg);
-  el('path', { id: 'profile-nw', class: 'curve-nw', d: pathD(xs, p.nw, sx, sy), 'data-values': JSON.stringify(p.nw) }, svg);
   if (xs.length <= 150) {
     const g = el('g', {}, svg);
     for (let i = 0; i < xs.length; ++i) {
-      if (isNum(p.attention[i])) el('circle', { class: 'dot-attention', cx: sx(xs[i]), cy: sy(p.attention[i]), r: 2.2 }, g);
-      if (isNum(p.nw[i])) el('circle', { class: 'dot-nw', cx: sx(xs[i]), cy: sy(p.nw[i]), r: 2.2 }, g);
+      if (isNum(p.nw[i])) el('circle', { class: 'dot-nw', cx: sx(xs[i]), cy: sy(p.nw[i]), r: 2.8 }, g);
+      if (isNum(p.attention[i])) el('circle', { class: 'dot-attention', cx: sx(xs[i]), cy: sy(p.attention[i]), r: 2 }, g);
     }
   }
   drawLegend(svg, box.l, 16, [
@@ -408,10 +426,13 @@ function viridis(t) {
   return `rgb(${Math.round(a[0] + f * (b[0] - a[0]))},${Math.round(a[1] + f * (b[1] - a[1]))},${Math.round(a[2] + f * (b[2] - a[2]))})`;
 }
 
+const VIRIDIS_LUT = Array.from({ length: 256 }, (_, i) => viridis(i / 255));
+const viridisFast = (t) => VIRIDIS_LUT[Math.round(clamp(isNum(t) ? t : 0, 0, 1) * 255)];
+
 function heatmapGeometry(canvas) {
   const W = canvas.clientWidth || 460;
   const H = canvas.clientHeight || 250;
-  return { W, H, box: { l: 58, r: W - 70, t: 12, b: H - 44 } };
+  return { W, H, box: { l: 58, r: W - 84, t: 12, b: H - 44 } };
 }
 
 function columnEdges(xs, sx, box) {
@@ -432,6 +453,7 @@ function renderHeatmap() {
     canvas.height = Math.round(H * dpr);
   }
   canvas.dataset.mode = state.heatmapMode;
+  canvas._geom = null;
   const ctx = canvas.getContext('2d');
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = '#ffffff';
@@ -457,17 +479,19 @@ function renderHeatmap() {
   for (const row of M) for (const v of row) if (isNum(v) && v > vmax) vmax = v;
   if (!(vmax > 0)) vmax = 1;
 
-  ctx.fillStyle = '#f3f4f6';
+  const zero = VIRIDIS_LUT[0];
+  ctx.fillStyle = zero;
   ctx.fillRect(box.l, box.t, box.r - box.l, box.b - box.t);
   for (let r = 0; r < rows; ++r) {
     const row = M[r];
     const y = box.t + r * rowH;
     for (let j = 0; j < row.length && j < xs.length; ++j) {
       const v = row[j];
-      if (!isNum(v)) continue;
       const x0 = edges[j], x1 = edges[j + 1];
       if (x1 <= x0) continue;
-      ctx.fillStyle = viridis(v / vmax);
+      const c = isNum(v) ? viridisFast(v / vmax) : '#d1d5db'; // grey: undefined weight
+      if (c === zero) continue;
+      ctx.fillStyle = c;
       ctx.fillRect(x0, y, x1 - x0 + 0.6, rowH + 0.6);
     }
   }
@@ -541,7 +565,7 @@ function renderHeatmap() {
   const cbx = box.r + 14, cbw = 12;
   for (let k = 0; k < 64; ++k) {
     const y0 = box.b - ((k + 1) / 64) * (box.b - box.t);
-    ctx.fillStyle = viridis((k + 0.5) / 64);
+    ctx.fillStyle = viridisFast((k + 0.5) / 64);
     ctx.fillRect(cbx, y0, cbw, (box.b - box.t) / 64 + 0.6);
   }
   ctx.strokeStyle = '#9ca3af';
@@ -701,7 +725,7 @@ function writeUrl() {
 
 // ---------------------------------------------------------------- controls
 
-const LOG_RANGES = { bandwidth: [-2, 1.5], temperature: [-2, 1.5] };
+const LOG_RANGES = { bandwidth: [-3, 2], temperature: [-3, 2] };
 
 function syncControls() {
   const p = state.params;
@@ -786,7 +810,22 @@ function fillSelect(sel, items, current) {
 }
 
 function wire() {
-  $('function').addEventListener('change', (e) => onParam('function', e.target.value, 0));
+  $('function').addEventListener('change', (e) => {
+    // Keep h the same fraction of the x range when the range changes (seed001 is on [0, 6], the
+    // others on [0, 1]), so the picture stays comparable; T needs nothing (φ scales with R).
+    const range = (name) => {
+      const f = state.functions.find((x) => x.name === name);
+      return f && isNum(f.lo) && isNum(f.hi) && f.hi > f.lo ? f.hi - f.lo : null;
+    };
+    const r0 = range(state.params.function), r1 = range(e.target.value);
+    if (r0 && r1 && r0 !== r1 && state.params.bandwidth > 0) {
+      const h = roundSig(state.params.bandwidth * (r1 / r0), 3);
+      state.params.bandwidth = h;
+      $('bandwidth').value = String(clamp(Math.log10(h), ...LOG_RANGES.bandwidth));
+      $('bandwidth-number').value = String(h);
+    }
+    onParam('function', e.target.value, 0);
+  });
   $('kernel').addEventListener('change', (e) => onParam('kernel', e.target.value, 0));
 
   $('noise').addEventListener('input', (e) => {
@@ -877,7 +916,8 @@ function wire() {
     }
     canvas.style.cursor = 'pointer';
     const hm = d.heatmap;
-    const v = hm[state.heatmapMode][c.r] ? hm[state.heatmapMode][c.r][c.j] : null;
+    const M = hm && hm[state.heatmapMode];
+    const v = M && M[c.r] ? M[c.r][c.j] : null;
     out.textContent = `query x = ${fmt(hm.row_x[c.r], 3)} · point ${c.j} (x = ${fmt(d.x[c.j], 3)}): ` +
       `${state.heatmapMode === 'nw' ? 'NW' : 'attention'} weight ${fmt(v, 3)}`;
   });
