@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on built-in data, from a fresh machine: installs what is missing, builds the
 # release configuration, runs `kf demo` (seed 001: Gaussian kernel regression, KNN and softmax
-# attention side by side) and reproduces its fit with `kf attend` on the .npy files it wrote.
+# attention side by side), reproduces its fit with `kf attend` on the .npy files it wrote, then
+# writes the report (`kf report`: every seed's demonstration measured, the periodic experiment
+# and a language model's attention, as an offline HTML page) and says how to start the explorer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -20,4 +22,8 @@ h=$(awk 'BEGIN { printf "%.17g", 1 / sqrt(10) }')
 cmp -s <(tail -c 4000 "$out/attend.npy") <(tail -c 4000 "$out/nw.npy") &&
   echo "kf attend reproduced the demo's fit bit for bit ($out/attend.npy)"
 echo
-echo "Next: $kf --help, $kf attend --help; docs/ explains the design."
+"$kf" report --out build/report
+echo
+echo "Report: $(pwd)/build/report/index.html"
+echo "Explorer: $kf serve --port 8080   then open http://127.0.0.1:8080/"
+echo "Next: $kf --help, $kf <command> --help; docs/ explains the design."

@@ -71,6 +71,7 @@ void add_train_lm(CLI::App* train);
 void add_sample(CLI::App& app);
 void add_attention(CLI::App& app);
 void add_serve(CLI::App& app);
+void add_report(CLI::App& app);
 void add_experiment(CLI::App& app);
 
 }  // namespace kf::cli

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   kf::cli::add_sample(app);
   kf::cli::add_attention(app);
   kf::cli::add_serve(app);
+  kf::cli::add_report(app);
   kf::cli::add_experiment(app);
   try {
     app.parse(argc, argv);
