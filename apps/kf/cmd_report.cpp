@@ -36,7 +36,7 @@ namespace {
 using viz::series;
 
 struct report_options {
-  std::string out = "kf-report";
+  std::string out = "kf-report", sections = "all";
   bool full = false, quiet = false;
 };
 
@@ -823,18 +823,29 @@ void run(const report_options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   report rep(o.out);
   std::vector<std::vector<std::string>> diag;
-  auto step = [&](const char* what, auto&& fn) {
+  const std::vector<std::string> all = {"seed000", "seed001",  "seed004", "seed002",
+                                        "seed003", "periodic", "lm"};
+  std::vector<std::string> chosen =
+      o.sections == "all" ? all : split_list(o.sections, "--sections");
+  for (const auto& c : chosen)
+    if (std::find(all.begin(), all.end(), c) == all.end())
+      throw user_error(
+          fmt::format("--sections: unknown section '{}' (seed000, seed001, seed004, "
+                      "seed002, seed003, periodic, lm, or all)",
+                      c));
+  auto step = [&](const std::string& id, const char* what, auto&& fn) {
+    if (std::find(chosen.begin(), chosen.end(), id) == chosen.end()) return;
     if (!o.quiet) fmt::print("kf report: {}\n", what);
     std::fflush(stdout);
     fn();
   };
-  step("seed 000 (bandwidths)", [&] { seed000(rep); });
-  step("seed 001 (KNN vs Gaussian)", [&] { seed001(rep); });
-  step("seed 004 (kernels, pooling)", [&] { seed004(rep); });
-  step("seed 002 (smoothing vs attention, mimicry)", [&] { seed002(rep, diag); });
-  step("seed 003 (RBF view, LayerNorm)", [&] { seed003_theory(rep); });
-  step("periodic experiment", [&] { periodic(rep, o.full, o.quiet, diag); });
-  step("language model", [&] { language_model(rep, o.full, diag); });
+  step("seed000", "seed 000 (bandwidths)", [&] { seed000(rep); });
+  step("seed001", "seed 001 (KNN vs Gaussian)", [&] { seed001(rep); });
+  step("seed004", "seed 004 (kernels, pooling)", [&] { seed004(rep); });
+  step("seed002", "seed 002 (smoothing vs attention, mimicry)", [&] { seed002(rep, diag); });
+  step("seed003", "seed 003 (RBF view, LayerNorm)", [&] { seed003_theory(rep); });
+  step("periodic", "periodic experiment", [&] { periodic(rep, o.full, o.quiet, diag); });
+  step("lm", "language model", [&] { language_model(rep, o.full, diag); });
   rep.section("diagnostic", "Head-as-kernel diagnostic: every head above, read as a kernel",
               "Best kernel shape per head with its median bandwidth and offset (in the head's "
               "position units: x for seed 002, positions for the periodic and language models) "
@@ -864,6 +875,9 @@ void add_report(CLI::App& app) {
   sub->add_flag("--full", o->full,
                 "run the real experiments (periodic code configuration x 3 seeds, the small "
                 "language model): hours instead of minutes");
+  sub->add_option("--sections", o->sections,
+                  "comma list of seed000, seed001, seed004, seed002, seed003, periodic, lm")
+      ->capture_default_str();
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->callback([o] { run(*o); });
 }
