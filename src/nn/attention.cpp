@@ -78,9 +78,10 @@ void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_
     throw std::invalid_argument("attention: input shapes do not match the batch shape");
   const T* w = p.value(in_w);
   const T* b = p.value(in_b);
-  cc.q = matrix<T>(n, c);
-  cc.kv = matrix<T>(m, 2 * c);
-  cc.att = matrix<T>(n, c);
+  // Fully overwritten below: reuse the buffers when the shapes are unchanged.
+  if (cc.q.rows() != n || cc.q.cols() != c) cc.q = matrix<T>(n, c);
+  if (cc.kv.rows() != m || cc.kv.cols() != 2 * c) cc.kv = matrix<T>(m, 2 * c);
+  if (cc.att.rows() != n || cc.att.cols() != c) cc.att = matrix<T>(n, c);
   cc.lse.assign(static_cast<std::size_t>(sh.batch * heads * sh.t), T(0));
   detail::gemm(false, true, n, c, c, T(1), x.data, x.ld, w, c, T(0), cc.q.data(), c);
   add_bias(cc.q.view(), b);

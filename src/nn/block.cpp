@@ -46,7 +46,10 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
   const bool post = !cfg.norm_first;
   const dropout drop{cfg.dropout};
   const layer_norm<T>& nf = decoder ? norm3 : norm2;  // the FFN's norm
-  auto make = [&](matrix<T>& m, index cols) { m = matrix<T>(n, cols); };
+  // Every cache matrix below is fully overwritten; reuse the buffer when the shape is unchanged.
+  auto make = [&](matrix<T>& m, index cols) {
+    if (m.rows() != n || m.cols() != cols) m = matrix<T>(n, cols);
+  };
   make(c.x0, C);
   for (index r = 0; r < n; ++r)
     for (index i = 0; i < C; ++i) c.x0(r, i) = x(r, i);

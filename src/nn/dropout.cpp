@@ -1,5 +1,7 @@
 #include "kernelformer/nn/dropout.hpp"
 
+#include <algorithm>
+
 namespace kf::nn {
 
 template <class T>
@@ -7,8 +9,8 @@ void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
                       std::mt19937_64* rng) const {
   if (rate <= 0.0 || rng == nullptr) {  // evaluation, or no dropout: identity
     c.keep.clear();
-    for (index n = 0; n < x.rows; ++n)
-      for (index i = 0; i < x.cols; ++i) y(n, i) = x(n, i);
+    if (y.data == x.data && y.ld == x.ld) return;  // in place
+    for (index n = 0; n < x.rows; ++n) std::copy_n(x.data + n * x.ld, x.cols, y.data + n * y.ld);
     return;
   }
   // Keep with probability 1 − rate: a raw 64-bit draw against a threshold (the distribution
@@ -26,7 +28,15 @@ void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
 
 template <class T>
 void dropout::backward(matrix_view<T> dx, const_matrix_view<T> dy, const cache& c) const {
-  const T scale = c.keep.empty() ? T(1) : static_cast<T>(1.0 / (1.0 - rate));
+  if (c.keep.empty()) {  // identity
+    for (index n = 0; n < dy.rows; ++n) {
+      T* d = dx.data + n * dx.ld;
+      const T* g = dy.data + n * dy.ld;
+      for (index i = 0; i < dy.cols; ++i) d[i] += g[i];
+    }
+    return;
+  }
+  const T scale = static_cast<T>(1.0 / (1.0 - rate));
   for (index n = 0; n < dy.rows; ++n)
     for (index i = 0; i < dy.cols; ++i) {
       const bool k = c.keep.empty() || c.keep[static_cast<std::size_t>(n * dy.cols + i)];

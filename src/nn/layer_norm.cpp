@@ -17,6 +17,7 @@ void layer_norm<T>::forward(parameters<T>& p, matrix_view<T> y, const_matrix_vie
   const T* bb = p.value(bias);
   cc.mean.resize(static_cast<std::size_t>(x.rows));
   cc.rstd.resize(static_cast<std::size_t>(x.rows));
+#pragma omp parallel for schedule(static) if (x.rows * c >= (1 << 14))
   for (index n = 0; n < x.rows; ++n) {
     double m = 0, v = 0;
     for (index i = 0; i < c; ++i) m += double(x(n, i));
@@ -38,6 +39,18 @@ void layer_norm<T>::backward(parameters<T>& p, matrix_view<T> dx, const_matrix_v
   const T* g = p.value(weight);
   T* dg = p.grad(weight);
   T* db = p.grad(bias);
+  // Parameter gradients: a serial pass over rows (deterministic order).
+  for (index n = 0; n < x.rows; ++n) {
+    const double m = cc.mean[static_cast<std::size_t>(n)],
+                 rs = cc.rstd[static_cast<std::size_t>(n)];
+    for (index i = 0; i < c; ++i) {
+      dg[i] += static_cast<T>(double(dy(n, i)) * ((double(x(n, i)) - m) * rs));
+      db[i] += dy(n, i);
+    }
+  }
+  if (dx.empty()) return;
+    // Input gradient: rows are independent.
+#pragma omp parallel for schedule(static) if (x.rows * c >= (1 << 14))
   for (index n = 0; n < x.rows; ++n) {
     const double m = cc.mean[static_cast<std::size_t>(n)],
                  rs = cc.rstd[static_cast<std::size_t>(n)];
@@ -47,12 +60,9 @@ void layer_norm<T>::backward(parameters<T>& p, matrix_view<T> dx, const_matrix_v
       const double d = double(dy(n, i)) * double(g[i]);
       mean_d += d;
       mean_dx += d * xh;
-      dg[i] += static_cast<T>(double(dy(n, i)) * xh);
-      db[i] += dy(n, i);
     }
     mean_d /= double(c);
     mean_dx /= double(c);
-    if (dx.empty()) continue;
     for (index i = 0; i < c; ++i) {
       const double xh = (double(x(n, i)) - m) * rs;
       const double d = double(dy(n, i)) * double(g[i]);

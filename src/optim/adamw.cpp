@@ -20,11 +20,14 @@ void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
   const double bc1 = 1.0 - std::pow(cfg_.beta1, double(t_));
   const double bc2 = 1.0 - std::pow(cfg_.beta2, double(t_));
   const double decay = 1.0 - lr * cfg_.weight_decay;
-  for (std::size_t i = 0; i < values.size(); ++i) {
+  const std::size_t n = values.size();
+  const bool masked = !decay_mask_.empty();
+#pragma omp parallel for schedule(static) if (n >= (1 << 15))
+  for (std::size_t i = 0; i < n; ++i) {
     const double g = double(grads[i]);
     m_[i] = cfg_.beta1 * m_[i] + (1 - cfg_.beta1) * g;
     v_[i] = cfg_.beta2 * v_[i] + (1 - cfg_.beta2) * g * g;
-    const double p = double(values[i]) * (decay_mask_.empty() || decay_mask_[i] ? decay : 1.0);
+    const double p = double(values[i]) * (!masked || decay_mask_[i] ? decay : 1.0);
     values[i] = static_cast<T>(p - lr * (m_[i] / bc1) / (std::sqrt(v_[i] / bc2) + cfg_.eps));
   }
 }
