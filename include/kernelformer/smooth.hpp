@@ -36,6 +36,10 @@ struct smooth_options {
   // the kernel's own bandwidth multiplies every h_c. Distance kernels only (not products).
   std::vector<double> bandwidth_per_dim;
   int threads = 0;  // 0: OpenMP's default (OMP_NUM_THREADS or the core count)
+  // Scan q, k, v for NaN/inf first (std::invalid_argument naming the entry). Layers inside a
+  // model turn it off: their inputs come from finite parameters, and the training loops check
+  // every loss (a non-finite loss stops training with an error), so nothing turns NaN silently.
+  bool check_finite = true;
 };
 
 struct smooth_stats {

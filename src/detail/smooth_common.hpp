@@ -73,9 +73,11 @@ void validate_inputs(const_matrix_view<T> q, const_matrix_view<T> k, const_matri
   if (check_v)
     check_shape(v.rows == k.rows, "values have " + std::to_string(v.rows) + " rows but there are " +
                                       std::to_string(k.rows) + " keys");
-  check_finite(q, "queries");
-  check_finite(k, "keys");
-  if (check_v) check_finite(v, "values");
+  if (opt.check_finite) {
+    check_finite(q, "queries");
+    check_finite(k, "keys");
+    if (check_v) check_finite(v, "values");
+  }
   msk.validate(q.rows, k.rows);
   if (!opt.bandwidth_per_dim.empty()) {
     check_shape(static_cast<index>(opt.bandwidth_per_dim.size()) == q.cols,

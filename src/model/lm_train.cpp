@@ -128,6 +128,10 @@ lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
     in.tokens = x;
     params.zero_grad();
     const double loss = m.forward(in, y, &rng);
+    if (!std::isfinite(loss))
+      throw std::runtime_error(fmt::format(
+          "training diverged at iteration {}: the loss is {} (try a lower learning rate)", it + 1,
+          loss));
     m.backward();
     if (p.clip > 0) optim::clip_grad_norm<float>(params.grads(), p.clip);
     opt.step(params.values(), params.grads(), sched.at(it));

@@ -144,7 +144,12 @@ train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& 
       }
       m.params().zero_grad();
       m.forward(xb.cview(), pred, &rng);
-      sum += sequence_regressor<float>::mse(pred, yb, dpred) * double(b);
+      const double loss = sequence_regressor<float>::mse(pred, yb, dpred);
+      if (!std::isfinite(loss))
+        throw std::runtime_error(
+            fmt::format("training diverged in epoch {}: the loss is {} (try a lower learning rate)",
+                        e + 1, loss));
+      sum += loss * double(b);
       m.backward(dpred);
       if (o.clip > 0) optim::clip_grad_norm(m.params().grads(), o.clip);
       opt.step(m.params().values(), m.params().grads());

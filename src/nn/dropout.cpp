@@ -1,6 +1,8 @@
 #include "kernelformer/nn/dropout.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 namespace kf::nn {
 
@@ -13,14 +15,19 @@ void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
     for (index n = 0; n < x.rows; ++n) std::copy_n(x.data + n * x.ld, x.cols, y.data + n * y.ld);
     return;
   }
-  // Keep with probability 1 − rate: a raw 64-bit draw against a threshold (the distribution
-  // objects' floating-point path cost more than the layer itself).
-  const auto threshold = static_cast<std::uint64_t>(rate * 18446744073709551616.0);
+  // Keep with probability 1 − rate: each 64-bit draw gives four 16-bit uniforms compared with a
+  // threshold (the distribution objects' floating-point path cost more than the layer itself;
+  // rate is resolved to 1/65536).
+  const auto threshold = static_cast<std::uint32_t>(std::lround(rate * 65536.0));
   const T scale = static_cast<T>(1.0 / (1.0 - rate));
   c.keep.resize(static_cast<std::size_t>(x.rows * x.cols));
+  std::uint64_t bits = 0;
+  int left = 0;
   for (index n = 0; n < x.rows; ++n)
     for (index i = 0; i < x.cols; ++i) {
-      const bool k = (*rng)() >= threshold;
+      if (left == 0) bits = (*rng)(), left = 4;
+      const bool k = static_cast<std::uint32_t>(bits & 0xFFFF) >= threshold;
+      bits >>= 16, --left;
       c.keep[static_cast<std::size_t>(n * x.cols + i)] = k;
       y(n, i) = k ? x(n, i) * scale : T(0);
     }

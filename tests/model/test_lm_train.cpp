@@ -63,6 +63,25 @@ TEST(LmTrain, SameSeedSameLossesBitForBit) {
                std::invalid_argument);
 }
 
+TEST(LmTrain, DivergenceIsAnErrorNotNaN) {
+  const std::string text = fixture();
+  const auto tok = text::tokenizer::train(text::tokenizer_kind::character, text);
+  const auto ids = tok.encode(text);
+  lm_preset p = lm_preset_get("tiny");
+  p.model.vocab = tok.size();
+  p.iters = 20;
+  p.warmup = 0;
+  p.clip = 0;
+  p.lr = p.min_lr = 1e36;  // absurd: parameters overflow float within a few steps
+  token_model<float> m(p.model, 0);
+  try {
+    lm_train(m, ids, {}, p, 0);
+    ADD_FAILURE() << "training with lr 1e36 did not report divergence";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("diverged"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LmTrain, PresetsAndCorpusErrors) {
   EXPECT_EQ(lm_preset_get("small").model.decoder_layers, 4);
   EXPECT_EQ(lm_preset_get("small").model.context, 64);
