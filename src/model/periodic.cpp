@@ -87,20 +87,40 @@ forecast periodic_forecast(const periodic_data& d, const window_predictor& predi
   return fc;
 }
 
+namespace {
+double window_rms(const double* w, std::size_t n) {
+  double s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += w[i] * w[i];
+  const double r = std::sqrt(s / double(n));
+  return r > 1e-12 ? r : 1.0;
+}
+}  // namespace
+
 double nw_forecaster::predict(const std::vector<double>& window) const {
-  const matrix<double> q(1, static_cast<index>(window.size()), window);
+  const double s = scaled ? window_rms(window.data(), window.size()) : 1.0;
+  std::vector<double> w = window;
+  for (double& x : w) x /= s;
+  const matrix<double> q(1, static_cast<index>(w.size()), w);
   matrix<double> out(1, 1);
   const matrix<double> v(static_cast<index>(values.size()), 1, values);
   smooth_forward<double>(out.view(), {}, q.cview(), keys.cview(), v.cview(),
                          kernel_gaussian{bandwidth}, mask::none());
-  return out(0, 0);
+  return out(0, 0) * s;
 }
 
-nw_forecaster nw_forecaster_fit(const periodic_data& d) {
+nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled) {
   nw_forecaster f;
+  f.scaled = scaled;
   f.keys = matrix<double>(d.train_x.rows(), d.train_x.cols());
   for (index i = 0; i < f.keys.size(); ++i) f.keys.data()[i] = d.train_x.data()[i];
   f.values.assign(d.train_y.begin(), d.train_y.end());
+  if (scaled)
+    for (index r = 0; r < f.keys.rows(); ++r) {
+      double* row = f.keys.data() + r * f.keys.cols();
+      const double s = window_rms(row, static_cast<std::size_t>(f.keys.cols()));
+      for (index c = 0; c < f.keys.cols(); ++c) row[c] /= s;
+      f.values[static_cast<std::size_t>(r)] /= s;
+    }
   // One isotropic bandwidth over the 99-dimensional windows, chosen by leave-one-out CV over
   // h ∈ [0.01, 10] (the windows of adjacent samples are ~0.7 apart).
   const auto r = bandwidth_search(

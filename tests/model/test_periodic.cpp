@@ -46,6 +46,21 @@ TEST(Periodic, NadarayaWatsonForecasterOnSin) {
   EXPECT_LT(fc.mse_rollout, 1e-3);  // protocol reference: ≈ 8e-7
 }
 
+TEST(Periodic, ScaledWindowsFollowTheGrowingAmplitude) {
+  // sin·exp leaves the training amplitude during the test range: the plain forecaster clips to
+  // values it has seen; with RMS-scaled windows it follows the growth.
+  const auto d = periodic_make(periodic_function::sin_exp);
+  const auto plain = nw_forecaster_fit(d), scaled = nw_forecaster_fit(d, true);
+  EXPECT_TRUE(scaled.scaled);
+  auto mse = [&](const nw_forecaster& f) {
+    return periodic_forecast(d, [&](const std::vector<double>& w) { return f.predict(w); })
+        .mse_rollout;
+  };
+  const double a = mse(plain), b = mse(scaled);
+  EXPECT_LT(b, 1e-3) << "measured 6.4e-6";
+  EXPECT_LT(b, a / 100) << a << " vs " << b;
+}
+
 TEST(Periodic, QuickConfigLearnsSinWithAFixedSeed) {
   const auto d = periodic_make(periodic_function::sin);
   sequence_regressor<float> m(periodic_config("quick"), 0);

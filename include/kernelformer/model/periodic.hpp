@@ -44,13 +44,18 @@ forecast periodic_forecast(const periodic_data& d, const window_predictor& predi
 
 // The Nadaraya–Watson forecaster: attention with a fixed gaussian kernel over the training set
 // (keys = the 901 windows, values = their next values), bandwidth by leave-one-out CV.
+// scaled (an improvement option, reported separately): every window is divided by its RMS s
+// and its next value too, and a prediction is multiplied back by the query window's s — the
+// smoother then sees shapes, not amplitudes, and follows a growing amplitude (sin·exp) beyond the
+// training range instead of clipping to it.
 struct nw_forecaster {
   double bandwidth = 0, loo_cv = 0;
+  bool scaled = false;
   matrix<double> keys;
   std::vector<double> values;
   double predict(const std::vector<double>& window) const;
 };
-nw_forecaster nw_forecaster_fit(const periodic_data& d);
+nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled = false);
 
 // Mini-batch training of a regressor: Adam(W), shuffled batches, MSE; deterministic for a seed.
 struct train_options {
