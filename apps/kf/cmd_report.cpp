@@ -667,13 +667,16 @@ void periodic(report& rep, bool full, bool quiet,
     const auto nwf = model::nw_forecaster_fit(data);
     const auto nfc = model::periodic_forecast(
         data, [&](const std::vector<double>& w) { return nwf.predict(w); });
+    const auto nws = model::nw_forecaster_fit(data, true);
+    const auto nsfc = model::periodic_forecast(
+        data, [&](const std::vector<double>& w) { return nws.predict(w); });
     std::sort(mses.begin(), mses.end());
     const double paper = fn == model::periodic_function::sin       ? 0.0050
                          : fn == model::periodic_function::sin_exp ? 0.0085
                                                                    : 0.0243;
     rows.push_back({name, num(paper, 3), num(mses[mses.size() / 2], 3),
                     mses.size() > 1 ? num(mses.front(), 3) + " – " + num(mses.back(), 3) : "—",
-                    num(nfc.mse_rollout, 3)});
+                    num(nfc.mse_rollout, 3), num(nsfc.mse_rollout, 3)});
     if (!quiet)
       fmt::print("  periodic {}: rollout MSE {:.4g} (NW {:.4g})\n", name, mses[0], nfc.mse_rollout);
     viz::figure f;
@@ -722,8 +725,12 @@ void periodic(report& rep, bool full, bool quiet,
     }
   }
   rep.table({"function", "paper", fmt::format("Transformer ({}), median", config),
-             "min – max over seeds", "NW forecaster"},
-            rows, "Test MSE over 200 rollout steps.", "periodic_table");
+             "min – max over seeds", "NW forecaster", "NW, RMS-scaled windows (improved)"},
+            rows,
+            "Test MSE over 200 rollout steps. The last column is an improvement option, reported "
+            "apart from the faithful settings: each window divided by its RMS, so the smoother "
+            "follows sin·exp's growing amplitude beyond the training range.",
+            "periodic_table");
   rep.end_section();
 }
 
