@@ -62,6 +62,15 @@ TEST(KfLm, TrainSampleAttention) {
   r = run_kf("train lm --tokenizer bpe --iters 1 --corpus " + corpus);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("unknown tokenizer"), std::string::npos) << r.output;
+  // The kernel table: every kernel on the same budget.
+  r = run_kf("experiment lm --corpus " + corpus +
+             " --iters 3 --kernels exp_dot,gaussian:h=2 --out " + d + "/exp");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string table = io::read_file(d + "/exp/table.csv");
+  EXPECT_NE(table.find("exp_dot,"), std::string::npos) << table;
+  EXPECT_NE(table.find("gaussian:h=2,"), std::string::npos) << table;
+  r = run_kf("experiment lm --corpus " + corpus + " --kernels nope --iters 1");
+  EXPECT_EQ(r.code, 1);
   fs::remove_all(dir);
 }
 
