@@ -8,6 +8,7 @@
 
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/token_model.hpp"
 #include "kernelformer/model/transformer.hpp"
 #include "kernelformer/optim/adamw.hpp"
 
@@ -62,6 +63,52 @@ TEST(TorchParity, ForwardLossGradientsAndAdamTrajectory) {
     EXPECT_NEAR(l, adam(s, 0), 1e-4 * adam(s, 0)) << "step " << s;
     m.backward(dpred);
     opt.step(m.params().values(), m.params().grads());
+  }
+}
+
+// The encoder–decoder (python/make_fixture_token_model.py): PyTorch's nn.TransformerEncoder
+// (with its final norm) and nn.TransformerDecoderLayer ×2, pre-LN, GELU, causal target mask,
+// source key padding, tied head — logits, loss and every gradient.
+TEST(TorchParity, EncoderDecoderLogitsLossGradients) {
+  const checkpoint ck = checkpoint_load(fx("torch_encdec.safetensors"));
+  const token_model_config cfg = token_model_config::from_metadata(ck.metadata);
+  token_model<float> m(cfg, 5);
+  checkpoint_apply(ck, m.params());  // every PyTorch state_dict name maps onto ours
+  const auto io_arr = io::npy_read(fx("torch_encdec_io.npy")).to_matrix<double>();
+  const auto want = io::npy_read(fx("torch_encdec_logits.npy")).to_matrix<double>();
+  const index B = io_arr.rows(), T = 5, S = io_arr.cols() - 2 * T - 1, V = cfg.vocab;
+  std::vector<index> src, tgt, targets;
+  token_input in;
+  for (index b = 0; b < B; ++b) {
+    for (index j = 0; j < S; ++j) src.push_back(static_cast<index>(io_arr(b, j)));
+    for (index j = 0; j < T; ++j) tgt.push_back(static_cast<index>(io_arr(b, S + j)));
+    for (index j = 0; j < T; ++j) targets.push_back(static_cast<index>(io_arr(b, S + T + j)));
+    in.src_lengths.push_back(static_cast<index>(io_arr(b, S + 2 * T)));
+  }
+  in.batch = B;
+  in.t = T;
+  in.tokens = tgt;
+  in.s = S;
+  in.src = src;
+  m.params().zero_grad();
+  const double loss = m.forward(in, targets, nullptr);
+  for (index r = 0; r < B * T; ++r)
+    for (index v = 0; v < V; ++v)
+      ASSERT_NEAR(m.logits()(r, v), want(r, v), 1e-4 * std::max(1.0, std::abs(want(r, v))))
+          << "logit " << r << "," << v;
+  EXPECT_NEAR(loss, want(B * T, 0), 1e-4 * want(B * T, 0));
+  m.backward();
+  const checkpoint grads = checkpoint_load(fx("torch_encdec_grads.safetensors"));
+  for (const auto& pi : m.params().info()) {
+    SCOPED_TRACE(pi.name);
+    const auto* g = grads.find(pi.name);
+    ASSERT_NE(g, nullptr);
+    double scale = 0;
+    for (float v : g->values) scale = std::max(scale, double(std::abs(v)));
+    for (index i = 0; i < pi.size; ++i)
+      ASSERT_NEAR(m.params().grads()[static_cast<std::size_t>(pi.offset + i)],
+                  g->values[static_cast<std::size_t>(i)], 1e-4 * std::max(scale, 1e-3))
+          << "entry " << i;
   }
 }
 
