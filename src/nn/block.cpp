@@ -29,8 +29,7 @@ transformer_layer<T>::transformer_layer(parameters<T>& p, const std::string& nam
   if (decoder)
     cross_attn =
         multi_head_attention<T>(p, name + ".multihead_attn", c.d_model, c.heads, c.kernel, false);
-  linear1 = linear<T>(p, name + ".linear1", c.d_model, c.d_ff);
-  linear2 = linear<T>(p, name + ".linear2", c.d_ff, c.d_model);
+  ffn = mlp<T>(p, name + ".", c.d_model, c.d_ff, c.act, c.dropout);
   norm1 = layer_norm<T>(p, name + ".norm1", c.d_model);
   norm2 = layer_norm<T>(p, name + ".norm2", c.d_model);
   if (decoder) norm3 = layer_norm<T>(p, name + ".norm3", c.d_model);
@@ -94,11 +93,8 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
     nf.forward(p, c.n3.view(), h2->cview(), c.ln3);  // n3 = normN(h2)
     in = c.n3.cview();
   }
-  make(c.f1, cfg.d_ff), make(c.g1, cfg.d_ff), make(c.g1d, cfg.d_ff), make(c.f2, C), make(c.f2d, C);
-  linear1.forward(p, c.f1.view(), in);                     // f1 = linear1(in)
-  activation_forward(cfg.act, c.g1.view(), c.f1.cview());  // g1 = act(f1)
-  drop.forward(c.g1d.view(), c.g1.cview(), c.d_ff1, rng);
-  linear2.forward(p, c.f2.view(), c.g1d.cview());  // f2 = linear2(drop(g1))
+  make(c.f2, C), make(c.f2d, C);
+  ffn.forward(p, c.f2.view(), in, c.ff, rng);  // f2 = linear2(drop(act(linear1(in))))
   drop.forward(c.f2d.view(), c.f2.cview(), c.d_ff2, rng);
   if (post) {
     make(c.r3, C);
@@ -129,12 +125,9 @@ void transformer_layer<T>::backward(parameters<T>& p, matrix_view<T> dx, matrix_
     accumulate(dh2.view(), dy);  // y = h2 + f2d
     accumulate(df2d.view(), dy);
   }
-  matrix<T> df2(n, C), dg1d(n, cfg.d_ff), dg1(n, cfg.d_ff), df1(n, cfg.d_ff), din(n, C);
+  matrix<T> df2(n, C), din(n, C);
   drop.backward(df2.view(), df2d.cview(), c.d_ff2);
-  linear2.backward(p, dg1d.view(), df2.cview(), c.g1d.cview());  // f2 = linear2(g1d)
-  drop.backward(dg1.view(), dg1d.cview(), c.d_ff1);
-  activation_backward(cfg.act, df1.view(), dg1.cview(), c.f1.cview());  // g1 = act(f1)
-  linear1.backward(p, din.view(), df1.cview(), post ? h2.cview() : c.n3.cview());
+  ffn.backward(p, din.view(), df2.cview(), post ? h2.cview() : c.n3.cview(), c.ff);  // f2 = ffn(in)
   if (post)
     accumulate(dh2.view(), din.cview());  // in = h2
   else

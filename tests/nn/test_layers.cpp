@@ -17,6 +17,7 @@
 #include "kernelformer/nn/layer_norm.hpp"
 #include "kernelformer/nn/linear.hpp"
 #include "kernelformer/nn/lm_head.hpp"
+#include "kernelformer/nn/mlp.hpp"
 #include "test_util.hpp"
 
 namespace kf::nn {
@@ -183,6 +184,23 @@ TEST(LayerGrad, AttentionEveryKernelSelfCrossMasks) {
   check_attention(kernel_cauchy{1.0}, false, true, false, "cauchy cross");
   check_attention(kernel_polynomial{2.0, 1.0, 2}, false, false, false, "polynomial");
   check_attention(kernel_epanechnikov{6.0}, false, false, false, "epanechnikov (wide support)");
+}
+
+TEST(LayerGrad, MlpFeedForward) {
+  for (activation act : {activation::relu, activation::gelu}) {
+    P p;
+    const mlp<double> f(p, "layers.0.", 6, 10, act, 0.0);
+    p.finalize(4);
+    EXPECT_NE(p.find("layers.0.linear1.weight"), -1);
+    EXPECT_NE(p.find("layers.0.linear2.bias"), -1);
+    typename mlp<double>::cache c;
+    grad_check g{
+        [&](P& pp, auto& in, auto& y) { f.forward(pp, y.view(), in[0].cview(), c, nullptr); },
+        [&](P& pp, auto& in, auto& din, const auto& dy) {
+          f.backward(pp, din[0].view(), dy.cview(), in[0].cview(), c);
+        }};
+    g.run(p, {random_matrix<double>(5, 6, 31)}, 5, 6, act == activation::relu ? "relu" : "gelu");
+  }
 }
 
 void check_block(bool decoder, bool norm_first, activation act, const std::string& label) {

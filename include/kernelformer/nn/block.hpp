@@ -16,6 +16,7 @@
 #include "kernelformer/nn/dropout.hpp"
 #include "kernelformer/nn/layer_norm.hpp"
 #include "kernelformer/nn/linear.hpp"
+#include "kernelformer/nn/mlp.hpp"
 
 namespace kf::nn {
 
@@ -32,18 +33,19 @@ struct transformer_layer {
   block_config cfg;
   bool decoder = false;  // masked self-attention + cross-attention over the memory
   multi_head_attention<T> self_attn, cross_attn;
-  linear<T> linear1, linear2;
+  mlp<T> ffn;  // linear1 → act → dropout → linear2
   layer_norm<T> norm1, norm2, norm3;
 
   struct cache {
-    matrix<T> x0;                  // input
-    matrix<T> n1, a1, r1, h1;      // norm1 in/out, self-attn out, residual sum 1, block out
-    matrix<T> n2, a2, r2, h2;      // decoder cross-attention stage
-    matrix<T> n3, f1, g1, f2, r3;  // FFN stage: norm in, linear1 out, act out, linear2 out
+    matrix<T> x0;              // input
+    matrix<T> n1, a1, r1, h1;  // norm1 in/out, self-attn out, residual sum 1, block out
+    matrix<T> n2, a2, r2, h2;  // decoder cross-attention stage
+    matrix<T> n3, f2, r3;      // FFN stage: norm in, FFN out, residual sum
+    typename mlp<T>::cache ff;
     typename layer_norm<T>::cache ln1, ln2, ln3;
     typename multi_head_attention<T>::cache att1, att2;
-    dropout::cache d_att1, d_att2, d_ff1, d_ff2;
-    matrix<T> a1d, a2d, g1d, f2d;  // after dropout
+    dropout::cache d_att1, d_att2, d_ff2;
+    matrix<T> a1d, a2d, f2d;  // after dropout
   };
 
   transformer_layer() = default;
