@@ -67,15 +67,17 @@ TEST(TorchParity, ForwardLossGradientsAndAdamTrajectory) {
 }
 
 // The encoder–decoder (python/make_fixture_token_model.py): PyTorch's nn.TransformerEncoder
-// (with its final norm) and nn.TransformerDecoderLayer ×2, pre-LN, GELU, causal target mask,
-// source key padding, tied head — logits, loss and every gradient.
-TEST(TorchParity, EncoderDecoderLogitsLossGradients) {
-  const checkpoint ck = checkpoint_load(fx("torch_encdec.safetensors"));
+// (with its final norm) and nn.TransformerDecoderLayer ×2, pre-LN and post-LN, GELU, causal target
+// mask, source key padding, tied head — logits, loss and every gradient.
+void check_encdec(const std::string& tag) {
+  SCOPED_TRACE(tag.empty() ? "pre-LN" : tag);
+  const checkpoint ck = checkpoint_load(fx("torch_encdec" + tag + ".safetensors"));
   const token_model_config cfg = token_model_config::from_metadata(ck.metadata);
   token_model<float> m(cfg, 5);
   checkpoint_apply(ck, m.params());  // every PyTorch state_dict name maps onto ours
-  const auto io_arr = io::npy_read(fx("torch_encdec_io.npy")).to_matrix<double>();
-  const auto want = io::npy_read(fx("torch_encdec_logits.npy")).to_matrix<double>();
+  EXPECT_EQ(cfg.block.norm_first, tag.empty());
+  const auto io_arr = io::npy_read(fx("torch_encdec" + tag + "_io.npy")).to_matrix<double>();
+  const auto want = io::npy_read(fx("torch_encdec" + tag + "_logits.npy")).to_matrix<double>();
   const index B = io_arr.rows(), T = 5, S = io_arr.cols() - 2 * T - 1, V = cfg.vocab;
   std::vector<index> src, tgt, targets;
   token_input in;
@@ -98,7 +100,7 @@ TEST(TorchParity, EncoderDecoderLogitsLossGradients) {
           << "logit " << r << "," << v;
   EXPECT_NEAR(loss, want(B * T, 0), 1e-4 * want(B * T, 0));
   m.backward();
-  const checkpoint grads = checkpoint_load(fx("torch_encdec_grads.safetensors"));
+  const checkpoint grads = checkpoint_load(fx("torch_encdec" + tag + "_grads.safetensors"));
   for (const auto& pi : m.params().info()) {
     SCOPED_TRACE(pi.name);
     const auto* g = grads.find(pi.name);
@@ -110,6 +112,11 @@ TEST(TorchParity, EncoderDecoderLogitsLossGradients) {
                   g->values[static_cast<std::size_t>(i)], 1e-4 * std::max(scale, 1e-3))
           << "entry " << i;
   }
+}
+
+TEST(TorchParity, EncoderDecoderLogitsLossGradients) {
+  check_encdec("");         // pre-LN
+  check_encdec("_postln");  // post-LN
 }
 
 }  // namespace
