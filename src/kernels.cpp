@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -175,6 +176,18 @@ std::string_view kernel_name(const any_kernel& k) {
 kernel_arg kernel_arg_of(const any_kernel& k) {
   return std::visit([](const auto& kk) { return std::decay_t<decltype(kk)>::arg; }, k);
 }
+double kernel_log_weight(const any_kernel& k, double s) {
+  return std::visit(
+      [s](const auto& kk) {
+        const double w = double(kk.template weight<double>(s));
+        if constexpr (std::decay_t<decltype(kk)>::log_domain)
+          return w;
+        else
+          return w > 0 ? std::log(w) : -std::numeric_limits<double>::infinity();
+      },
+      k);
+}
+
 bool kernel_log_domain(const any_kernel& k) {
   return std::visit([](const auto& kk) { return std::decay_t<decltype(kk)>::log_domain; }, k);
 }

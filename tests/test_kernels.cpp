@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "kernelformer/kernels.hpp"
@@ -126,6 +127,19 @@ TEST(Kernels, CatalogHasEveryKernelOnce) {
   const auto cat = kernel_catalog();
   EXPECT_EQ(cat.size(), std::variant_size_v<any_kernel>);
   for (const auto& info : cat) EXPECT_FALSE(info.doc.empty()) << info.name;
+}
+
+}  // namespace
+}  // namespace kf
+
+namespace kf {
+namespace {
+
+TEST(KernelLogWeight, BothDomainsAndThePositivePart) {
+  EXPECT_DOUBLE_EQ(kernel_log_weight(kernel_gaussian{2.0}, 4.0), -0.5);  // −s / (2h²)
+  EXPECT_NEAR(kernel_log_weight(kernel_epanechnikov{}, 0.25), std::log(0.75), 1e-12);  // 1 − u²
+  EXPECT_EQ(kernel_log_weight(kernel_epanechnikov{}, 4.0),
+            -std::numeric_limits<double>::infinity());  // outside the support
 }
 
 }  // namespace

@@ -389,22 +389,9 @@ void seed004(report& rep) {
   for (const auto& [name, colr] : ks) {
     const any_kernel k = kernel_parse(name).first;
     std::vector<double> v(u.size());
-    const double k0 = std::visit(
-        [](const auto& kk) {
-          const double w = double(kk.template weight<double>(0.0));
-          if constexpr (std::decay_t<decltype(kk)>::log_domain) return std::exp(w);
-          return w;
-        },
-        k);
+    const double log_k0 = kernel_log_weight(k, 0.0);
     for (std::size_t i = 0; i < u.size(); ++i)
-      v[i] = std::visit(
-                 [&](const auto& kk) {
-                   const double w = double(kk.template weight<double>(u[i] * u[i]));
-                   if constexpr (std::decay_t<decltype(kk)>::log_domain) return std::exp(w);
-                   return std::max(0.0, w);
-                 },
-                 k) /
-             k0;
+      v[i] = std::exp(kernel_log_weight(k, u[i] * u[i]) - log_k0);
     vals.push_back(v);
     f.data.push_back(line(u, v, name, colr));
   }

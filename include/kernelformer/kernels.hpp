@@ -474,6 +474,9 @@ std::string_view kernel_name(const any_kernel& k);
 kernel_arg kernel_arg_of(const any_kernel& k);
 bool kernel_log_domain(const any_kernel& k);
 bool kernel_compact(const any_kernel& k);
+// log K at argument s (q·k or |q − k|²) whatever the kernel's domain; −inf where K ≤ 0 (the
+// positive part, as the smoother uses it). For plots and diagnostics, not the hot path.
+double kernel_log_weight(const any_kernel& k, double s);
 double kernel_param(const any_kernel& k);            // bandwidth (distance) or temperature (dot)
 void kernel_set_param(any_kernel& k, double value);  // sets that parameter
 std::string kernel_describe(const kernel_spec& k);   // "gaussian(h=0.5)", "exp_dot(T=8)*…"

@@ -29,15 +29,7 @@ double row_sse(const any_kernel& k0, const double* p, const std::vector<double>&
   double mx = -std::numeric_limits<double>::infinity();
   for (std::size_t j = 0; j < kx.size(); ++j) {
     const double d = kx[j] - c;
-    buf[j] = std::visit(
-        [&](const auto& kk) {
-          const double wv = double(kk.template weight<double>(d * d));
-          if constexpr (std::decay_t<decltype(kk)>::log_domain)
-            return wv;
-          else
-            return wv > 0 ? std::log(wv) : -std::numeric_limits<double>::infinity();
-        },
-        k);
+    buf[j] = kernel_log_weight(k, d * d);
     mx = std::max(mx, buf[j]);
   }
   double z = 0;

@@ -9,6 +9,14 @@
 #include "kernelformer/io/atomic_file.hpp"
 
 namespace kf::model {
+
+std::string checkpoint_metadata_get(const std::map<std::string, std::string>& m,
+                                    const std::string& key) {
+  const auto it = m.find(key);
+  if (it == m.end()) throw std::runtime_error("checkpoint metadata is missing '" + key + "'");
+  return it->second;
+}
+
 namespace {
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {

@@ -7,14 +7,12 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "kernelformer/model/checkpoint.hpp"
+
 namespace kf::model {
 namespace {
 
-std::string get(const std::map<std::string, std::string>& m, const std::string& k) {
-  const auto it = m.find(k);
-  if (it == m.end()) throw std::runtime_error("checkpoint metadata is missing '" + k + "'");
-  return it->second;
-}
+constexpr auto get = &checkpoint_metadata_get;
 
 index get_index(const std::map<std::string, std::string>& m, const std::string& k) {
   const std::string v = get(m, k);

@@ -17,6 +17,21 @@ namespace {
 
 std::string fx(const std::string& name) { return std::string(KF_FIXTURES_DIR) + "/" + name; }
 
+// Every parameter's gradient against PyTorch's, within 1e-4 of that tensor's largest entry.
+void expect_grads_match(const nn::parameters<float>& p, const checkpoint& grads) {
+  for (const auto& pi : p.info()) {
+    SCOPED_TRACE(pi.name);
+    const auto* g = grads.find(pi.name);
+    ASSERT_NE(g, nullptr);
+    double scale = 0;
+    for (float v : g->values) scale = std::max(scale, double(std::abs(v)));
+    for (index i = 0; i < pi.size; ++i)
+      ASSERT_NEAR(p.grads()[static_cast<std::size_t>(pi.offset + i)],
+                  g->values[static_cast<std::size_t>(i)], 1e-4 * std::max(scale, 1e-3))
+          << "entry " << i;
+  }
+}
+
 TEST(TorchParity, ForwardLossGradientsAndAdamTrajectory) {
   const checkpoint ck = checkpoint_load(fx("torch_regressor.safetensors"));
   const regressor_config cfg = regressor_config::from_metadata(ck.metadata);
@@ -42,17 +57,7 @@ TEST(TorchParity, ForwardLossGradientsAndAdamTrajectory) {
   m.backward(dpred);
 
   const checkpoint grads = checkpoint_load(fx("torch_regressor_grads.safetensors"));
-  for (const auto& pi : m.params().info()) {
-    SCOPED_TRACE(pi.name);
-    const auto* g = grads.find(pi.name);
-    ASSERT_NE(g, nullptr);
-    double scale = 0;
-    for (float v : g->values) scale = std::max(scale, double(std::abs(v)));
-    for (index i = 0; i < pi.size; ++i)
-      ASSERT_NEAR(m.params().grads()[static_cast<std::size_t>(pi.offset + i)],
-                  g->values[static_cast<std::size_t>(i)], 1e-4 * std::max(scale, 1e-3))
-          << "entry " << i;
-  }
+  expect_grads_match(m.params(), grads);
 
   // 10 Adam steps (lr 1e-3) reproduce PyTorch's loss trajectory.
   optim::adamw<float> opt({1e-3}, m.params().count());
@@ -101,17 +106,7 @@ void check_encdec(const std::string& tag) {
   EXPECT_NEAR(loss, want(B * T, 0), 1e-4 * want(B * T, 0));
   m.backward();
   const checkpoint grads = checkpoint_load(fx("torch_encdec" + tag + "_grads.safetensors"));
-  for (const auto& pi : m.params().info()) {
-    SCOPED_TRACE(pi.name);
-    const auto* g = grads.find(pi.name);
-    ASSERT_NE(g, nullptr);
-    double scale = 0;
-    for (float v : g->values) scale = std::max(scale, double(std::abs(v)));
-    for (index i = 0; i < pi.size; ++i)
-      ASSERT_NEAR(m.params().grads()[static_cast<std::size_t>(pi.offset + i)],
-                  g->values[static_cast<std::size_t>(i)], 1e-4 * std::max(scale, 1e-3))
-          << "entry " << i;
-  }
+  expect_grads_match(m.params(), grads);
 }
 
 TEST(TorchParity, EncoderDecoderLogitsLossGradients) {

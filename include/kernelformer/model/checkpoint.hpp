@@ -24,6 +24,10 @@ struct checkpoint_tensor {
   std::vector<float> values;
 };
 
+// The value of a metadata key; throws std::runtime_error naming a missing key.
+std::string checkpoint_metadata_get(const std::map<std::string, std::string>& m,
+                                    const std::string& key);
+
 struct checkpoint {
   std::map<std::string, std::string> metadata;
   std::vector<checkpoint_tensor> tensors;
