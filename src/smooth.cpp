@@ -67,6 +67,11 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
       } else {
         for (index a = 0; a < bq; ++a) sum[a] += array_map<T>(sc.w.data() + a * kBk, bk).sum();
       }
+      if (pl.drop.active)  // the sums above are the whole rows'; only the values see the mask
+        for (index a = 0; a < bq; ++a) {
+          pl.drop.row(i0 + a, j0, bk, sc.keep.data());
+          array_map<T>(pm + a * kBk, bk) *= array_map<T>(sc.keep.data(), bk);
+        }
       detail::gemm(false, false, bq, dv, bk, T(1), pm, kBk, pl.v.row(j0), pl.v.ld, T(1), acc.data(),
                    dv);
       if (want_sq) {  // the squared tile goes through sc.g (unused by the forward pass)
@@ -114,6 +119,8 @@ smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::s
                       "out_sq must be n x dv");
   detail::check_shape(lse.empty() || static_cast<index>(lse.size()) == q.rows,
                       "lse must have n entries");
+  detail::check_shape(out_sq.empty() || opt.dropout == 0,
+                      "the squared-weight output is not offered with dropout");
   if (msk.topk_k() > 0) return detail::tiles::forward_topk(pl, out, out_sq, lse);
   return detail::tiles::forward_dense(pl, out, out_sq, lse);
 }

@@ -108,15 +108,30 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
         } else
           pa = wa * inv_sum[a];
       }
+      // Weight dropout: out = (P∘M)·V with the row normalizer unchanged, so dV uses P∘M and the
+      // weights' gradient is P∘(M∘(dOut·Vᵀ) − dOut·out) — the same form, M applied to dOut·Vᵀ.
+      const bool drop = pl.drop.active;
+      if (drop)
+        for (index a = 0; a < bq; ++a) {
+          T* ka = sc.r2.data() + a * kBk;  // the tile's mask (r2 is only read while weighting)
+          pl.drop.row(i0 + a, j0, bk, ka);
+          if (want_dv)
+            array_map<T>(sc.g.data() + a * kBk, bk) =
+                array_map<T>(sc.p.data() + a * kBk, bk) * array_map<T>(ka, bk);
+        }
       if (want_dv)
-        gemm(true, false, bk, dv, bq, T(1), sc.p.data(), kBk, dout.row(i0), dout.ld, T(1),
-             dv_t[tid].data() + j0 * dv, dv);
+        gemm(true, false, bk, dv, bq, T(1), drop ? sc.g.data() : sc.p.data(), kBk, dout.row(i0),
+             dout.ld, T(1), dv_t[tid].data() + j0 * dv, dv);
       // C = d loss / d weight, into sc.g.
       gemm(false, true, bq, bk, dv, T(1), dout.row(i0), dout.ld, pl.v.row(j0), pl.v.ld, T(0),
            sc.g.data(), kBk);
       for (index a = 0; a < bq; ++a) {
         T* ga = sc.g.data() + a * kBk;
         const T* pa = sc.p.data() + a * kBk;
+        if (drop) {
+          const T* ka = sc.r2.data() + a * kBk;
+          for (index b = 0; b < bk; ++b) ga[b] *= ka[b];
+        }
         for (index b = 0; b < bk; ++b) {
           const T gab = ga[b] - dot_do[a];
           // (sc.allowed is only written for partial tiles; masked entries get no gradient)

@@ -67,14 +67,18 @@ smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::s
                       "out_sq must be n x dv");
   detail::check_shape(lse.empty() || static_cast<index>(lse.size()) == q.rows,
                       "lse must have n entries");
+  detail::check_shape(out_sq.empty() || opt.dropout == 0,
+                      "the squared-weight output is not offered with dropout");
   const auto sc = detail::scale_inputs(q, k, opt);
+  const detail::dropout_mask drop(opt, k.rows);
   smooth_stats st;
   for (index i = 0; i < q.rows; ++i) {
     const auto r = detail::evaluate_pairs(i, select_row(i, sc.q, sc.k, rk, msk), sc.q, sc.k, rk);
     for (index c = 0; c < v.cols; ++c) {
       double acc = 0, acc_sq = 0;
       for (std::size_t a = 0; a < r.keys.size(); ++a) {
-        acc += r.p[a] * double(v(r.keys[a], c));
+        const double mj = !drop.active ? 1.0 : (drop.keep(i, r.keys[a]) ? drop.scale : 0.0);
+        acc += r.p[a] * mj * double(v(r.keys[a], c));
         acc_sq += r.p[a] * r.p[a] * double(v(r.keys[a], c));
       }
       out(i, c) = static_cast<T>(acc);
@@ -105,11 +109,12 @@ void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_ma
   detail::check_shape(dout.rows == q.rows && dout.cols == v.cols, "dout must be n x dv");
   const auto sc = detail::scale_inputs(q, k, opt);
   const index n = q.rows, m = k.rows, d = q.cols;
+  const detail::dropout_mask drop(opt, m);
   std::vector<double> dq(static_cast<std::size_t>(n * d)), dk(static_cast<std::size_t>(m * d));
   for (index i = 0; i < n; ++i) {
     const auto r = detail::evaluate_pairs(i, select_row(i, sc.q, sc.k, rk, msk), sc.q, sc.k, rk);
     detail::row_backward(r, i, dout, v, sc.q, sc.k, rk, dq.data() + i * d, dk, grads.dv,
-                         grads.dparam);
+                         grads.dparam, drop);
   }
   detail::add_grads(grads, dq, dk, sc, opt, true);
 }

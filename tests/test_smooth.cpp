@@ -205,6 +205,75 @@ TEST(SmoothFast, ThreadCountDoesNotChangeForward) {
   EXPECT_TRUE(all_close(a, b, 0, 0));
 }
 
+TEST(SmoothDropout, FastMatchesReferenceAndKeepsTheRowNormalizer) {
+  smooth_options opt;
+  opt.dropout = 0.3;
+  opt.dropout_seed = 0x1234abcd5678ULL;
+  const problem<double> p({70, 300, 4, 3}, 21);  // crosses query and key tiles
+  for (const kernel_spec& k : {kernel_spec(kernel_exp_dot{}), kernel_spec(kernel_gaussian{0.9}),
+                               kernel_spec(kernel_epanechnikov{1.5}),
+                               kernel_spec::product(kernel_exp_dot{}, kernel_gaussian{0.8}, 2)})
+    for (const auto& nm :
+         {named_mask{"none", mask::none()}, named_mask{"causal", mask::causal()}}) {
+      SCOPED_TRACE(kernel_describe(k) + " / " + nm.label);
+      tie_fast_to_reference(p, k, nm.msk, 1e-9, 1e-11, opt);
+      // lse is the whole row's; out differs from the undropped output.
+      matrix<double> a(70, 3), b(70, 3);
+      std::vector<double> la(70), lb(70);
+      smooth_forward<double>(a.view(), la, p.q.cview(), p.k.cview(), p.v.cview(), k, nm.msk, opt);
+      smooth_forward<double>(b.view(), lb, p.q.cview(), p.k.cview(), p.v.cview(), k, nm.msk);
+      EXPECT_EQ(la, lb);
+      EXPECT_FALSE(all_close(a, b, 1e-3, 1e-3));
+    }
+  const problem<float> pf({99, 99, 64, 64}, 22);  // the periodic model's head shape, float
+  smooth_options of = opt;
+  of.dropout = 0.1;
+  tie_fast_to_reference(pf, kernel_exp_dot{}, mask::none(), 2e-4, 2e-5, of);
+}
+
+TEST(SmoothDropout, MaskIsUnbiasedDeterministicAndSeedDependent) {
+  // Uniform kernel, one constant value column: out_i = Σ_j p_ij m_ij = kept fraction × scale,
+  // whose mean over many rows is 1 (inverted dropout) and whose kept fraction is 1 − rate.
+  const index n = 400, m = 500;
+  matrix<double> q(n, 1), k(m, 1), v(m, 1);
+  for (index j = 0; j < m; ++j) v(j, 0) = 1.0;
+  smooth_options opt;
+  opt.dropout = 0.1;
+  opt.dropout_seed = 7;
+  matrix<double> a(n, 1), b(n, 1), c(n, 1);
+  smooth_forward<double>(a.view(), {}, q.cview(), k.cview(), v.cview(), kernel_uniform{},
+                         mask::none(), opt);
+  smooth_forward<double>(b.view(), {}, q.cview(), k.cview(), v.cview(), kernel_uniform{},
+                         mask::none(), opt);
+  opt.dropout_seed = 8;
+  smooth_forward<double>(c.view(), {}, q.cview(), k.cview(), v.cview(), kernel_uniform{},
+                         mask::none(), opt);
+  double mean = 0;
+  for (index i = 0; i < n; ++i) mean += a(i, 0) / n;
+  EXPECT_NEAR(mean, 1.0, 0.005);  // sd of the mean ≈ 0.3/√(n·m)·(1/0.9) ≈ 0.0008
+  EXPECT_TRUE(all_close(a, b, 0, 0));
+  EXPECT_FALSE(all_close(a, c, 1e-6, 0));
+}
+
+TEST(SmoothDropout, BadRateAndUnsupportedCombinationsThrow) {
+  const problem<double> p({4, 5, 2, 1}, 1);
+  matrix<double> out(4, 1), sq(4, 1);
+  smooth_options opt;
+  for (double r : {-0.1, 1.0, 1.5}) {
+    opt.dropout = r;
+    EXPECT_THROW(smooth_forward<double>(out.view(), {}, p.q.cview(), p.k.cview(), p.v.cview(),
+                                        kernel_exp_dot{}, mask::none(), opt),
+                 std::invalid_argument);
+  }
+  opt.dropout = 0.2;
+  EXPECT_THROW(smooth_forward<double>(out.view(), {}, p.q.cview(), p.k.cview(), p.v.cview(),
+                                      kernel_exp_dot{}, mask::none().topk(2), opt),
+               std::invalid_argument);
+  EXPECT_THROW(smooth_forward_sq<double>(out.view(), sq.view(), {}, p.q.cview(), p.k.cview(),
+                                         p.v.cview(), kernel_exp_dot{}, mask::none(), opt),
+               std::invalid_argument);
+}
+
 // ---- identities ----
 
 TEST(SmoothIdentity, WeightsSumToOneAndMatchForward) {

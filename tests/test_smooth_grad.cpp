@@ -168,5 +168,19 @@ TEST(SmoothGrad, ProductKernelBothFactors) {
                   "gaussian*epanechnikov");
 }
 
+TEST(SmoothGrad, WeightDropoutFixedMask) {
+  // The mask is a pure function of (seed, i, j): the dropped smoother is a fixed differentiable
+  // function of q, k, v and the parameter.
+  for (const auto& [name, kern] : std::vector<std::pair<std::string, kernel_spec>>{
+           {"exp_dot", kernel_exp_dot{1.3}},
+           {"gaussian", kernel_gaussian{0.7}},
+           {"epanechnikov", kernel_epanechnikov{1.7}}}) {
+    setup s = make(kern, mask::causal(1), 7);
+    s.opt.dropout = 0.4;
+    s.opt.dropout_seed = 99;
+    check_all_grads(s, name + "/dropout");
+  }
+}
+
 }  // namespace
 }  // namespace kf

@@ -14,6 +14,7 @@
 #include "kernelformer/model/lm_train.hpp"
 #include "kernelformer/model/periodic.hpp"
 #include "kernelformer/text/tokenizer.hpp"
+#include "periodic_outputs.hpp"
 
 namespace kf::cli {
 namespace {
@@ -22,7 +23,7 @@ struct experiment_options {
   std::string config = "quick", functions = "sin,sin-exp,square", kernels = "exp_dot",
               seeds = "0,1,2", out;
   index epochs = 0;
-  bool quiet = false;
+  bool norm_first = false, scale_inputs = false, quiet = false;
 };
 
 double paper_mse(model::periodic_function f) {
@@ -52,6 +53,8 @@ void run(const experiment_options& o) {
     for (const auto& k : split_list(o.kernels, "--kernels")) kerns.push_back(kernel_parse(k));
     for (const auto& s : split_list(o.seeds, "--seeds")) seeds.push_back(std::stoull(s));
     base = model::periodic_config(o.config);
+    base.block.norm_first = o.norm_first;
+    base.scale_inputs = o.scale_inputs;
   } catch (const std::invalid_argument& e) {
     throw user_error(e.what());
   } catch (const std::out_of_range&) {
@@ -72,22 +75,29 @@ void run(const experiment_options& o) {
   const int total = int(fns.size() * kerns.size() * seeds.size());
   int done = 0;
   progress_bar bar("experiment");
+  std::string setting = "faithful (post-LN, raw windows)";
+  if (o.norm_first || o.scale_inputs)
+    setting = fmt::format("improved ({}{}{})", o.norm_first ? "pre-LN" : "",
+                          o.norm_first && o.scale_inputs ? ", " : "",
+                          o.scale_inputs ? "RMS-scaled windows" : "");
   std::string md = fmt::format(
+      "Transformer: {} config, {}, {} epochs, batch {}, Adam lr {}.\n\n"
       "| function | paper | NW forecaster | NW, scaled windows (improved) | kernel | rollout MSE "
       "median (min–max, {} seeds) | teacher-forced median | s/epoch |\n"
       "|---|---|---|---|---|---|---|---|\n",
-      seeds.size());
+      o.config, setting, to.epochs, to.batch, to.lr, seeds.size());
+  io::atomic_writer w;  // table and per-function figures, committed together
   std::string csv =
       "function,paper,nw_rollout,nw_scaled_rollout,kernel,seed,rollout,teacher_forced,"
       "epoch_seconds\n";
   for (const auto fn : fns) {
     const auto data = model::periodic_make(fn);
     const auto nw = model::nw_forecaster_fit(data);
-    const auto nwfc =
-        model::periodic_forecast(data, [&](const std::vector<double>& w) { return nw.predict(w); });
+    const auto nwfc = model::periodic_forecast(
+        data, [&](const std::vector<double>& win) { return nw.predict(win); });
     const auto nws = model::nw_forecaster_fit(data, true);
     const auto nwsfc = model::periodic_forecast(
-        data, [&](const std::vector<double>& w) { return nws.predict(w); });
+        data, [&](const std::vector<double>& win) { return nws.predict(win); });
     for (const auto& k : kerns) {
       cell c;
       for (const auto seed : seeds) {
@@ -98,6 +108,15 @@ void run(const experiment_options& o) {
         t.seed = seed;
         const auto tr = model::train_regressor(m, data.train_x, data.train_y, t);
         const auto fc = model::periodic_forecast_model(data, m);
+        if (!o.out.empty() && &k == &kerns.front() && seed == seeds.front()) {
+          const std::string fname = model::periodic_function_name(fn);
+          std::error_code ec;
+          std::filesystem::create_directories(o.out + "/" + fname, ec);
+          if (ec)
+            throw user_error(fmt::format("--out {}/{}: cannot create directory ({})", o.out, fname,
+                                         ec.message()));
+          stage_periodic_outputs(w, o.out + "/" + fname, {fname, o.config, cfg, data, fc, tr}, m);
+        }
         c.rollout.push_back(fc.mse_rollout);
         c.teacher.push_back(fc.mse_teacher_forced);
         c.epoch_s.push_back(median(tr.epoch_seconds));
@@ -116,14 +135,17 @@ void run(const experiment_options& o) {
     }
   }
   if (!o.out.empty()) {
-    io::atomic_writer w;
     w.stage(o.out + "/table.md", md);
     w.stage(o.out + "/table.csv", csv);
     w.commit();
   }
   if (o.quiet) return;
-  fmt::print("kf experiment periodic: {} config, {} epochs\n\n{}", o.config, to.epochs, md);
-  if (!o.out.empty()) fmt::print("\nwrote {}/table.md and table.csv\n", o.out);
+  fmt::print("kf experiment periodic\n\n{}", md);
+  if (!o.out.empty())
+    fmt::print(
+        "\nwrote {0}/table.md and table.csv; per function (first kernel, first seed): "
+        "{0}/FUNCTION/prediction.png (Fig. 3), attention.png (Fig. 4), loss.png and their CSV\n",
+        o.out);
 }
 
 struct lm_experiment_options {
@@ -222,7 +244,11 @@ void add_experiment(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seeds", o->seeds, "comma-separated seeds")->capture_default_str();
   sub->add_option("--epochs", o->epochs, "epochs per run (default: 20 quick, 100 otherwise)");
-  sub->add_option("--out", o->out, "directory for table.md and table.csv");
+  sub->add_flag("--pre-ln", o->norm_first, "pre-LN blocks (an improvement option)");
+  sub->add_flag("--scale-inputs", o->scale_inputs,
+                "RMS-scaled windows, prediction scaled back (an improvement option)");
+  sub->add_option("--out", o->out,
+                  "directory: table.md, table.csv, FUNCTION/{prediction,attention,loss}.png|csv");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Example:\n"

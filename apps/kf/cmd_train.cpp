@@ -12,6 +12,7 @@
 #include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/periodic.hpp"
 #include "kernelformer/viz/plot.hpp"
+#include "periodic_outputs.hpp"
 
 namespace kf::cli {
 namespace {
@@ -21,7 +22,7 @@ struct periodic_options {
   std::uint64_t seed = 0;
   index epochs = 0, batch = 0;  // 0: the configuration's default
   double lr = 0;
-  bool norm_first = false, quiet = false;
+  bool norm_first = false, scale_inputs = false, quiet = false;
 };
 
 // The protocol's settings (Adam 1e-3, batch 512, 100 epochs); quick: 20 epochs of 64 at 3e-3.
@@ -40,6 +41,7 @@ void run(const periodic_options& o) {
     throw user_error(e.what());
   }
   cfg.block.norm_first = o.norm_first;
+  cfg.scale_inputs = o.scale_inputs;
   if (o.epochs < 0) throw user_error("--epochs must be positive");
   if (o.batch < 0) throw user_error("--batch must be at least 1");
   if (o.lr < 0) throw user_error("--lr must be positive");
@@ -83,6 +85,7 @@ void run(const periodic_options& o) {
   js["seed"] = o.seed;
   js["epochs"] = to.epochs;
   js["norm_first"] = o.norm_first;
+  js["scale_inputs"] = o.scale_inputs;
   js["parameters"] = m.params().count();
   js["final_train_loss"] = tr.epoch_loss.back();
   js["test_mse_rollout"] = fc.mse_rollout;
@@ -94,63 +97,8 @@ void run(const periodic_options& o) {
   if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), cfg.to_metadata()));
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   if (!o.out.empty()) {
-    std::string loss = "epoch,train_loss,seconds\n";
-    for (std::size_t e = 0; e < tr.epoch_loss.size(); ++e)
-      loss += fmt::format("{},{},{}\n", e + 1, tr.epoch_loss[e], tr.epoch_seconds[e]);
-    w.stage(o.out + "/loss.csv", loss);
-    std::string pred = "x,target,rollout,teacher_forced\n";
-    for (std::size_t s = 0; s < data.test_x.size(); ++s)
-      pred += fmt::format("{},{},{},{}\n", data.test_x[s], data.test_y[s], fc.rollout[s],
-                          fc.teacher_forced[s]);
-    w.stage(o.out + "/prediction.csv", pred);
     w.stage(o.out + "/summary.json", js.dump(2) + "\n");
-    viz::figure f;  // seed 003 Fig. 3: source, target, prediction
-    f.title = fmt::format("{}: rollout MSE {:.3g} ({} config, {})", o.function, fc.mse_rollout,
-                          o.config, kernel_name(cfg.block.kernel.first));
-    f.xlabel = "x";
-    f.ylabel = "y";
-    viz::series src{viz::series::kind::line, {}, {}, {}, "source (training)", viz::kBlue, 1.5, 1};
-    for (std::size_t t = 800; t < data.series.size(); ++t)
-      src.x.push_back(0.1 * double(t)), src.y.push_back(data.series[t]);
-    viz::series tgt{
-        viz::series::kind::line, data.test_x, data.test_y, {}, "target", viz::kGreen, 2, 1};
-    viz::series prd{viz::series::kind::line, data.test_x, fc.rollout, {},
-                    "prediction (rollout)",  viz::kRed,   2,          1};
-    f.data = {src, tgt, prd};
-    w.stage(o.out + "/prediction.png", viz::render(f, viz::image_format::png));
-    // Seed 003 Fig. 4: the attention map of the last layer's first head on the test context.
-    {
-      matrix<float> ctx(1, static_cast<index>(data.context.size()));
-      for (std::size_t i = 0; i < data.context.size(); ++i)
-        ctx(0, static_cast<index>(i)) = static_cast<float>(data.context[i]);
-      float p = 0;
-      m.forward(ctx.cview(), std::span<float>(&p, 1), nullptr);
-      const index layer = cfg.layers - 1;
-      const matrix<float> att = m.attention_weights(layer, 0, 0);
-      viz::heatmap hm;
-      hm.title =
-          fmt::format("attention, layer {} head 1, test context ({})", layer + 1, o.function);
-      hm.xlabel = "key position";
-      hm.ylabel = "query position";
-      hm.rows = static_cast<int>(att.rows());
-      hm.cols = static_cast<int>(att.cols());
-      hm.values.assign(att.values().begin(), att.values().end());
-      w.stage(o.out + "/attention.png", viz::render(hm, viz::image_format::png));
-      std::string csv;
-      for (index i = 0; i < att.rows(); ++i) {
-        for (index j = 0; j < att.cols(); ++j) csv += fmt::format("{}{}", j ? "," : "", att(i, j));
-        csv += "\n";
-      }
-      w.stage(o.out + "/attention.csv", csv);
-    }
-    viz::figure l;
-    l.title = "training loss (MSE)";
-    l.xlabel = "epoch";
-    l.ylabel = "loss";
-    viz::series ls{viz::series::kind::line, {}, tr.epoch_loss, {}, "train", viz::kBlue, 2, 1};
-    for (std::size_t e = 0; e < tr.epoch_loss.size(); ++e) ls.x.push_back(double(e + 1));
-    l.data = {ls};
-    w.stage(o.out + "/loss.png", viz::render(l, viz::image_format::png));
+    stage_periodic_outputs(w, o.out, {o.function, o.config, cfg, data, fc, tr}, m);
   }
   w.commit();
   if (o.quiet) return;
@@ -187,6 +135,9 @@ void add_train(CLI::App& app) {
   sub->add_option("--lr", o->lr, "Adam learning rate (default: 3e-3 quick, 1e-3 otherwise)");
   sub->add_flag("--pre-ln", o->norm_first,
                 "pre-LN blocks (an improvement option; default post-LN)");
+  sub->add_flag("--scale-inputs", o->scale_inputs,
+                "divide each window by its RMS and scale the prediction back (an improvement "
+                "option: the network sees shapes, not amplitudes)");
   sub->add_option("--save", o->save, "MODEL.safetensors (PyTorch state_dict names)");
   sub->add_option("--summary", o->summary,
                   "SUMMARY.json: test_mse_rollout, epoch_seconds_median, …");

@@ -21,6 +21,7 @@
 // to +inf (|q·k|/T beyond the float range) throws std::overflow_error naming the row.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -40,6 +41,14 @@ struct smooth_options {
   // model turn it off: their inputs come from finite parameters, and the training loops check
   // every loss (a non-finite loss stops training with an error), so nothing turns NaN silently.
   bool check_finite = true;
+  // Dropout on the normalized weights (training only; PyTorch's attention dropout): each p_ij is
+  // kept with probability 1 − dropout and then scaled by 1/(1 − dropout); the normalizer (lse)
+  // stays that of the whole row, so out_i = Σ_j p_ij m_ij v_j. The mask m is a pure function of
+  // (dropout_seed, i, j) — detail::dropout_keep — so the backward pass, both implementations and
+  // any thread count draw the same one. Pass the same options to smooth_backward. Not combined
+  // with top-k masks or with smooth_forward_sq. 0 ≤ dropout < 1.
+  double dropout = 0.0;
+  std::uint64_t dropout_seed = 0;
 };
 
 struct smooth_stats {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -57,6 +58,46 @@ void check_finite(const_matrix_view<T> a, const char* what) {
                                     ", column " + std::to_string(j));
 }
 
+// Weight dropout (smooth_options::dropout): a 32-bit hash of (seed, i·m + j) decides whether
+// p_ij is kept; 24 bits are compared with the rate. Pure integer arithmetic on 32-bit lanes, so
+// a row of factors vectorizes, and every path that draws it gets the same mask.
+inline std::uint32_t dropout_mix(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+struct dropout_mask {
+  std::uint32_t lo = 0, hi = 0, threshold = 0;
+  index m = 0;
+  double scale = 1;
+  bool active = false;
+  dropout_mask() = default;
+  dropout_mask(const smooth_options& opt, index keys)
+      : lo(static_cast<std::uint32_t>(opt.dropout_seed)),
+        hi(static_cast<std::uint32_t>(opt.dropout_seed >> 32)),
+        threshold(static_cast<std::uint32_t>(std::lround(opt.dropout * 16777216.0))),
+        m(keys),
+        scale(1.0 / (1.0 - opt.dropout)),
+        active(opt.dropout > 0) {}
+  bool keep(index i, index j) const {
+    const auto x = static_cast<std::uint32_t>(i * m + j) + lo;
+    return (dropout_mix(dropout_mix(x) ^ hi) >> 8) >= threshold;
+  }
+  // f[b] = the factor (0 or scale) of p_{i, j0+b}, b < count.
+  template <class T>
+  void row(index i, index j0, index count, T* f) const {
+    const auto base = static_cast<std::uint32_t>(i * m + j0) + lo;
+    const T s = static_cast<T>(scale);
+    for (index b = 0; b < count; ++b) {
+      const std::uint32_t h = dropout_mix(dropout_mix(base + static_cast<std::uint32_t>(b)) ^ hi);
+      f[b] = (h >> 8) >= threshold ? s : T(0);
+    }
+  }
+};
+
 inline void check_shape(bool ok, const std::string& msg) {
   if (!ok) throw std::invalid_argument("smooth: " + msg);
 }
@@ -79,6 +120,9 @@ void validate_inputs(const_matrix_view<T> q, const_matrix_view<T> k, const_matri
     if (check_v) check_finite(v, "values");
   }
   msk.validate(q.rows, k.rows);
+  check_shape(opt.dropout >= 0 && opt.dropout < 1,
+              "dropout = " + std::to_string(opt.dropout) + " must be in [0, 1)");
+  check_shape(opt.dropout == 0 || msk.topk_k() == 0, "dropout is not offered with a top-k mask");
   if (!opt.bandwidth_per_dim.empty()) {
     check_shape(static_cast<index>(opt.bandwidth_per_dim.size()) == q.cols,
                 "bandwidth_per_dim has " + std::to_string(opt.bandwidth_per_dim.size()) +
@@ -225,21 +269,25 @@ row_eval evaluate_pairs(index i, std::vector<index> keys, const_matrix_view<T> q
 template <class T>
 void row_backward(const row_eval& r, index i, const_matrix_view<T> dout, const_matrix_view<T> v,
                   const_matrix_view<T> q, const_matrix_view<T> k, const resolved_kernel& rk,
-                  double* dq_i, std::vector<double>& dk, matrix_view<T> dv, double* dparam) {
+                  double* dq_i, std::vector<double>& dk, matrix_view<T> dv, double* dparam,
+                  const dropout_mask& drop = {}) {
   if (r.empty) return;
   const index d = q.cols, nv = v.cols;
+  // Weight dropout: out_i = Σ_j p_ij m_ij v_j (m = 0 or 1/(1 − rate)), normalizer unchanged.
+  auto mf = [&](index j) { return !drop.active ? 1.0 : (drop.keep(i, j) ? drop.scale : 0.0); };
   std::vector<double> o(static_cast<std::size_t>(nv), 0.0);
   for (std::size_t a = 0; a < r.keys.size(); ++a)
     for (index c = 0; c < nv; ++c)
-      o[static_cast<std::size_t>(c)] += r.p[a] * double(v(r.keys[a], c));
+      o[static_cast<std::size_t>(c)] += r.p[a] * mf(r.keys[a]) * double(v(r.keys[a], c));
   const double sumw = std::exp(r.lse);
   for (std::size_t a = 0; a < r.keys.size(); ++a) {
     const index j = r.keys[a];
-    double g = 0;  // dout_i · (v_j − out_i)
+    const double mj = mf(j);
+    double g = 0;  // dout_i · (m_ij v_j − out_i)
     for (index c = 0; c < nv; ++c)
-      g += double(dout(i, c)) * (double(v(j, c)) - o[static_cast<std::size_t>(c)]);
+      g += double(dout(i, c)) * (mj * double(v(j, c)) - o[static_cast<std::size_t>(c)]);
     if (!dv.empty())
-      for (index c = 0; c < nv; ++c) dv(j, c) += static_cast<T>(r.p[a] * double(dout(i, c)));
+      for (index c = 0; c < nv; ++c) dv(j, c) += static_cast<T>(r.p[a] * mj * double(dout(i, c)));
     for (std::size_t f = 0; f < rk.factors.size(); ++f) {
       const factor& fa = rk.factors[f];
       const double s = r.s[f][a], w = r.w[f][a];

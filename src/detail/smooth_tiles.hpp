@@ -173,6 +173,7 @@ struct plan {
   std::vector<std::optional<box_index<T>>> boxes;  // per factor (compact ones)
   std::optional<box_index<T>> dist_box;            // for the radius mask
   std::vector<double> support;                     // per factor: max |q − k|² with K > 0
+  detail::dropout_mask drop;                       // weight dropout (inactive by default)
   index n = 0, m = 0, d = 0, dv = 0;
   int threads = 1;
 
@@ -185,6 +186,7 @@ struct plan {
     m = k.rows;
     d = q.cols;
     dv = vv.cols;
+    drop = detail::dropout_mask(opt, m);
     for (const auto& f : rk.factors) {
       engines.emplace_back(f.arg, f.c0, f.c1, in.q, in.k);
       if (f.compact) {
@@ -228,6 +230,7 @@ using aligned_vector = std::vector<T, aligned_allocator<T>>;
 template <class T>
 struct scratch {
   aligned_vector<T> s[2], w, r2, p, g;
+  aligned_vector<T> keep;  // one row of weight-dropout factors (0 or 1/(1 − rate))
   std::vector<std::uint8_t> allowed;
   std::vector<double> qlo, qhi;
   explicit scratch(index) {
@@ -236,6 +239,7 @@ struct scratch {
     r2.assign(kBq * kBk, T(0));
     p.assign(kBq * kBk, T(0));
     g.assign(kBq * kBk, T(0));
+    keep.assign(kBk, T(0));
     allowed.assign(kBq * kBk, 1);
   }
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "kernelformer/model/checkpoint.hpp"
@@ -29,7 +30,8 @@ std::map<std::string, std::string> regressor_config::to_metadata() const {
           {"kernel_split", std::to_string(block.kernel.split)},
           {"pe_dim", std::to_string(pe_dim)},
           {"pe_concat", pe_concat ? "true" : "false"},
-          {"causal", causal ? "true" : "false"}};
+          {"causal", causal ? "true" : "false"},
+          {"scale_inputs", scale_inputs ? "true" : "false"}};
 }
 
 regressor_config regressor_config::from_metadata(const std::map<std::string, std::string>& m) {
@@ -54,6 +56,8 @@ regressor_config regressor_config::from_metadata(const std::map<std::string, std
   c.block.kernel.split = std::stol(get(m, "kernel_split"));
   c.pe_concat = get(m, "pe_concat") == "true";
   c.causal = get(m, "causal") == "true";
+  const auto si = m.find("scale_inputs");  // absent in checkpoints from before the option
+  c.scale_inputs = si != m.end() && si->second == "true";
   return c;
 }
 
@@ -91,8 +95,18 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
   batch_ = b;
   shape_ = {b, t, t, {}};
   x_ = matrix<T>(b * t, 1);
-  for (index i = 0; i < b; ++i)
-    for (index j = 0; j < t; ++j) x_(i * t + j, 0) = x(i, j);
+  scale_.assign(cfg_.scale_inputs ? static_cast<std::size_t>(b) : 0, T(1));
+  for (index i = 0; i < b; ++i) {
+    T inv = T(1);
+    if (cfg_.scale_inputs) {
+      double ss = 0;
+      for (index j = 0; j < t; ++j) ss += double(x(i, j)) * double(x(i, j));
+      const double s = std::sqrt(ss / double(t) + 1e-12);
+      scale_[static_cast<std::size_t>(i)] = static_cast<T>(s);
+      inv = static_cast<T>(1.0 / s);
+    }
+    for (index j = 0; j < t; ++j) x_(i * t + j, 0) = x(i, j) * inv;
+  }
   e_ = matrix<T>(b * t, dv);
   embed_.forward(p_, e_.view(), x_.cview());  // e = embed(x)
   h0_ = matrix<T>(b * t, d);
@@ -119,13 +133,20 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
   }
   const matrix<T>& last = acts_.back();
   matrix_view<T> out(prediction.data(), b, 1);
-  head_.forward(p_, out, const_matrix_view<T>(last.data(), b, t * d));  // ŷ = head(flatten)
+  head_.forward(p_, out, const_matrix_view<T>(last.data(), b, t * d));         // ŷ = head(flatten)
+  for (std::size_t i = 0; i < scale_.size(); ++i) prediction[i] *= scale_[i];  // ŷ = s·f(x/s)
 }
 
 template <class T>
 void sequence_regressor<T>::backward(std::span<const T> dprediction) {
   const index b = batch_, t = cfg_.seq_len, d = cfg_.block.d_model, dv = embed_.out;
   matrix<T> dcur(b * t, d);
+  std::vector<T> dscaled;  // d loss / d f = s · d loss / d ŷ
+  if (!scale_.empty()) {
+    dscaled.assign(dprediction.begin(), dprediction.end());
+    for (std::size_t i = 0; i < scale_.size(); ++i) dscaled[i] *= scale_[i];
+    dprediction = dscaled;
+  }
   head_.backward(p_, matrix_view<T>(dcur.data(), b, t * d),
                  const_matrix_view<T>(dprediction.data(), b, 1),
                  const_matrix_view<T>(acts_.back().data(), b, t * d));

@@ -41,6 +41,14 @@ mask head_mask(const multi_head_attention<T>& a, const typename multi_head_atten
   return msk;
 }
 
+// The dropout-mask seed of one (batch item, head): splitmix64 of the call's draw.
+std::uint64_t head_seed(std::uint64_t call_seed, index bh) {
+  std::uint64_t z = call_seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(bh + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 template <class T>
 void add_bias(matrix_view<T> y, const T* b) {
   for (index n = 0; n < y.rows; ++n)
@@ -72,7 +80,8 @@ multi_head_attention<T>::multi_head_attention(parameters<T>& p, const std::strin
 
 template <class T>
 void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T> x,
-                                      const_matrix_view<T> ctx, const shape& sh, cache& cc) const {
+                                      const_matrix_view<T> ctx, const shape& sh, cache& cc,
+                                      std::mt19937_64* rng) const {
   const index d = c / heads, n = sh.batch * sh.t, m = sh.batch * sh.s;
   if (x.rows != n || ctx.rows != m || x.cols != c || ctx.cols != c)
     throw std::invalid_argument("attention: input shapes do not match the batch shape");
@@ -91,14 +100,18 @@ void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_
   smooth_options opt;
   opt.threads = 1;
   opt.check_finite = false;  // finite by construction; training checks its loss
+  cc.dropout = (rng != nullptr && dropout > 0) ? dropout : 0.0;
+  cc.drop_seed = cc.dropout > 0 ? (*rng)() : 0;
+  opt.dropout = cc.dropout;
   for_each_head(sh.batch, heads, [&](index bi, index h) {
+    smooth_options o = opt;
+    o.dropout_seed = head_seed(cc.drop_seed, bi * heads + h);
     const mask msk = head_mask(*this, sh, bi);
     const const_matrix_view<T> q = cc.q.cview().block(bi * sh.t, h * d, sh.t, d);
     const const_matrix_view<T> k = cc.kv.cview().block(bi * sh.s, h * d, sh.s, d);
     const const_matrix_view<T> v = cc.kv.cview().block(bi * sh.s, c + h * d, sh.s, d);
     const std::span<T> lse(cc.lse.data() + (bi * heads + h) * sh.t, static_cast<std::size_t>(sh.t));
-    smooth_forward<T>(cc.att.view().block(bi * sh.t, h * d, sh.t, d), lse, q, k, v, kernel, msk,
-                      opt);
+    smooth_forward<T>(cc.att.view().block(bi * sh.t, h * d, sh.t, d), lse, q, k, v, kernel, msk, o);
   });
   out_proj.forward(p, y, cc.att.cview());
 }
@@ -114,7 +127,10 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
   smooth_options opt;
   opt.threads = 1;
   opt.check_finite = false;  // finite by construction; training checks its loss
+  opt.dropout = cc.dropout;  // the forward's mask, redrawn from its seed
   for_each_head(sh.batch, heads, [&](index bi, index h) {
+    smooth_options o = opt;
+    o.dropout_seed = head_seed(cc.drop_seed, bi * heads + h);
     const mask msk = head_mask(*this, sh, bi);
     smooth_grads<T> g(dq.view().block(bi * sh.t, h * d, sh.t, d),
                       dkv.view().block(bi * sh.s, h * d, sh.s, d),
@@ -126,7 +142,7 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
                        cc.att.cview().block(bi * sh.t, h * d, sh.t, d), lse,
                        cc.q.cview().block(bi * sh.t, h * d, sh.t, d),
                        cc.kv.cview().block(bi * sh.s, h * d, sh.s, d),
-                       cc.kv.cview().block(bi * sh.s, c + h * d, sh.s, d), kernel, msk, opt);
+                       cc.kv.cview().block(bi * sh.s, c + h * d, sh.s, d), kernel, msk, o);
   });
   const T* w = p.value(in_w);
   T* dw = p.grad(in_w);

@@ -26,9 +26,12 @@ transformer_layer<T>::transformer_layer(parameters<T>& p, const std::string& nam
     : cfg(c), decoder(is_decoder) {
   self_attn = multi_head_attention<T>(p, name + ".self_attn", c.d_model, c.heads, c.kernel,
                                       causal_self_attention);
-  if (decoder)
+  self_attn.dropout = c.dropout;  // PyTorch: the layer's dropout also drops attention weights
+  if (decoder) {
     cross_attn =
         multi_head_attention<T>(p, name + ".multihead_attn", c.d_model, c.heads, c.kernel, false);
+    cross_attn.dropout = c.dropout;
+  }
   ffn = mlp<T>(p, name + ".", c.d_model, c.d_ff, c.act, c.dropout);
   norm1 = layer_norm<T>(p, name + ".norm1", c.d_model);
   norm2 = layer_norm<T>(p, name + ".norm2", c.d_model);
@@ -55,7 +58,7 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
   // ---- self-attention ----
   make(c.a1, C), make(c.a1d, C), make(c.h1, C);
   if (post) {
-    self_attn.forward(p, c.a1.view(), x, x, self_sh, c.att1);  // a1 = SA(x)
+    self_attn.forward(p, c.a1.view(), x, x, self_sh, c.att1, rng);  // a1 = SA(x)
     drop.forward(c.a1d.view(), c.a1.cview(), c.d_att1, rng);
     make(c.r1, C);
     add_into(c.r1.view(), x, c.a1d.cview());             // r1 = x + drop(a1)
@@ -63,7 +66,7 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
   } else {
     make(c.n1, C);
     norm1.forward(p, c.n1.view(), x, c.ln1);  // n1 = norm1(x)
-    self_attn.forward(p, c.a1.view(), c.n1.cview(), c.n1.cview(), self_sh, c.att1);
+    self_attn.forward(p, c.a1.view(), c.n1.cview(), c.n1.cview(), self_sh, c.att1, rng);
     drop.forward(c.a1d.view(), c.a1.cview(), c.d_att1, rng);
     add_into(c.h1.view(), x, c.a1d.cview());  // h1 = x + drop(SA(n1))
   }
@@ -72,7 +75,7 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
   if (decoder) {
     make(c.a2, C), make(c.a2d, C), make(c.h2, C);
     if (post) {
-      cross_attn.forward(p, c.a2.view(), c.h1.cview(), memory, cross_sh, c.att2);
+      cross_attn.forward(p, c.a2.view(), c.h1.cview(), memory, cross_sh, c.att2, rng);
       drop.forward(c.a2d.view(), c.a2.cview(), c.d_att2, rng);
       make(c.r2, C);
       add_into(c.r2.view(), c.h1.cview(), c.a2d.cview());  // r2 = h1 + drop(CA(h1, mem))
@@ -80,7 +83,7 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
     } else {
       make(c.n2, C);
       norm2.forward(p, c.n2.view(), c.h1.cview(), c.ln2);  // n2 = norm2(h1)
-      cross_attn.forward(p, c.a2.view(), c.n2.cview(), memory, cross_sh, c.att2);
+      cross_attn.forward(p, c.a2.view(), c.n2.cview(), memory, cross_sh, c.att2, rng);
       drop.forward(c.a2d.view(), c.a2.cview(), c.d_att2, rng);
       add_into(c.h2.view(), c.h1.cview(), c.a2d.cview());  // h2 = h1 + drop(CA(n2, mem))
     }

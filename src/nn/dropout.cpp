@@ -4,7 +4,14 @@
 #include <cmath>
 #include <cstdint>
 
+#include "detail/smooth_common.hpp"
+
 namespace kf::nn {
+
+namespace {
+// Rows are split across threads only when there is enough work to pay for the region.
+constexpr index kParallelMin = index{1} << 15;
+}  // namespace
 
 template <class T>
 void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
@@ -15,40 +22,50 @@ void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
     for (index n = 0; n < x.rows; ++n) std::copy_n(x.data + n * x.ld, x.cols, y.data + n * y.ld);
     return;
   }
-  // Keep with probability 1 − rate: each 64-bit draw gives four 16-bit uniforms compared with a
-  // threshold (the distribution objects' floating-point path cost more than the layer itself;
-  // rate is resolved to 1/65536).
-  const auto threshold = static_cast<std::uint32_t>(std::lround(rate * 65536.0));
+  // Keep with probability 1 − rate. One 64-bit draw per call seeds a counter-based mask: element
+  // t keeps when 24 bits of a 32-bit hash of (seed, t) reach rate·2²⁴ (rate resolved to 2⁻²⁴).
+  // The hash is integer arithmetic on 32-bit lanes, so rows vectorize and split across threads
+  // with the same result for any thread count (the generator's stream cost more than the layer).
+  const std::uint64_t seed = (*rng)();
+  const auto lo = static_cast<std::uint32_t>(seed), hi = static_cast<std::uint32_t>(seed >> 32);
+  const auto threshold = static_cast<std::uint32_t>(std::lround(rate * 16777216.0));
   const T scale = static_cast<T>(1.0 / (1.0 - rate));
-  c.keep.resize(static_cast<std::size_t>(x.rows * x.cols));
-  std::uint64_t bits = 0;
-  int left = 0;
-  for (index n = 0; n < x.rows; ++n)
-    for (index i = 0; i < x.cols; ++i) {
-      if (left == 0) bits = (*rng)(), left = 4;
-      const bool k = static_cast<std::uint32_t>(bits & 0xFFFF) >= threshold;
-      bits >>= 16, --left;
-      c.keep[static_cast<std::size_t>(n * x.cols + i)] = k;
-      y(n, i) = k ? x(n, i) * scale : T(0);
+  const index cols = x.cols;
+  c.keep.resize(static_cast<std::size_t>(x.rows * cols));
+  std::uint8_t* keep = c.keep.data();
+#pragma omp parallel for schedule(static) if (x.rows * cols >= kParallelMin)
+  for (index n = 0; n < x.rows; ++n) {
+    const T* xr = x.data + n * x.ld;
+    T* yr = y.data + n * y.ld;
+    std::uint8_t* kr = keep + n * cols;
+    const auto base = static_cast<std::uint32_t>(n * cols) + lo;
+    for (index i = 0; i < cols; ++i) {
+      const std::uint32_t h =
+          detail::dropout_mix(detail::dropout_mix(base + static_cast<std::uint32_t>(i)) ^ hi);
+      const bool k = (h >> 8) >= threshold;
+      kr[i] = static_cast<std::uint8_t>(k);
+      yr[i] = k ? xr[i] * scale : T(0);
     }
+  }
 }
 
 template <class T>
 void dropout::backward(matrix_view<T> dx, const_matrix_view<T> dy, const cache& c) const {
-  if (c.keep.empty()) {  // identity
-    for (index n = 0; n < dy.rows; ++n) {
-      T* d = dx.data + n * dx.ld;
-      const T* g = dy.data + n * dy.ld;
-      for (index i = 0; i < dy.cols; ++i) d[i] += g[i];
+  const index cols = dy.cols;
+  const bool identity = c.keep.empty();
+  const T scale = identity ? T(1) : static_cast<T>(1.0 / (1.0 - rate));
+  const std::uint8_t* keep = c.keep.data();
+#pragma omp parallel for schedule(static) if (dy.rows * cols >= kParallelMin)
+  for (index n = 0; n < dy.rows; ++n) {
+    T* d = dx.data + n * dx.ld;
+    const T* g = dy.data + n * dy.ld;
+    if (identity) {
+      for (index i = 0; i < cols; ++i) d[i] += g[i];
+      continue;
     }
-    return;
+    const std::uint8_t* kr = keep + n * cols;
+    for (index i = 0; i < cols; ++i) d[i] += g[i] * (static_cast<T>(kr[i]) * scale);
   }
-  const T scale = static_cast<T>(1.0 / (1.0 - rate));
-  for (index n = 0; n < dy.rows; ++n)
-    for (index i = 0; i < dy.cols; ++i) {
-      const bool k = c.keep.empty() || c.keep[static_cast<std::size_t>(n * dy.cols + i)];
-      if (k) dx(n, i) += dy(n, i) * scale;
-    }
 }
 
 template void dropout::forward<float>(matrix_view<float>, const_matrix_view<float>, cache&,

@@ -22,14 +22,15 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
   const fs::path dir = fs::temp_directory_path() / ("kf_train_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string d = dir.string();
-  auto r = run_kf("train periodic --function square --epochs 2 --out " + d + "/run --save " + d +
-                  "/m.safetensors --summary " + d + "/s.json");
+  auto r = run_kf("train periodic --function square --epochs 2 --scale-inputs --out " + d +
+                  "/run --save " + d + "/m.safetensors --summary " + d + "/s.json");
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string js = io::read_file(d + "/s.json");
   for (const char* key : {"\"function\"", "\"config\"", "\"kernel\"", "\"seed\"", "\"epochs\"",
                           "\"test_mse_rollout\"", "\"test_mse_teacher_forced\"",
                           "\"epoch_seconds_median\"", "\"train_seconds\""})
     EXPECT_NE(js.find(key), std::string::npos) << key;
+  EXPECT_NE(js.find("\"scale_inputs\": true"), std::string::npos) << js;
   for (const char* f : {"loss.csv", "loss.png", "prediction.csv", "prediction.png", "attention.png",
                         "attention.csv", "summary.json"})
     EXPECT_TRUE(fs::exists(d + "/run/" + f)) << f;
@@ -79,6 +80,17 @@ TEST(KfExperiment, TableWithNadarayaWatsonBaseline) {
   const std::string md = io::read_file((dir / "table.md").string());
   EXPECT_NE(md.find("NW forecaster"), std::string::npos);
   EXPECT_NE(md.find("| sin | 0.005 |"), std::string::npos);
+  EXPECT_NE(md.find("faithful"), std::string::npos) << md;
+  for (const char* f : {"loss.png", "prediction.png", "prediction.csv", "attention.png"})
+    EXPECT_TRUE(fs::exists(dir / "sin" / f)) << f;  // Fig. 3, Fig. 4 and loss, per function
+  // The improvement options are named in the table, never mixed with the faithful setting.
+  r = run_kf(
+      "experiment periodic --functions sin-exp --seeds 0 --epochs 1 --scale-inputs --pre-ln "
+      "--out " +
+      dir.string() + "/improved");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string md2 = io::read_file((dir / "improved" / "table.md").string());
+  EXPECT_NE(md2.find("improved (pre-LN, RMS-scaled windows)"), std::string::npos) << md2;
   EXPECT_NE(run_kf("experiment periodic --seeds x --out " + dir.string() + "/bad").code, 0);
   EXPECT_FALSE(fs::exists(dir / "bad"));
   fs::remove_all(dir);

@@ -58,6 +58,66 @@ TEST(Regressor, WholeModelFiniteDifferences) {
   }
 }
 
+// The improvement options, in training mode: RMS-scaled windows (ŷ = s·f(x/s), s depending on x)
+// and dropout everywhere (embedding, attention weights, residual branches, FFN) with the masks
+// fixed by re-seeding the generator before every forward.
+TEST(Regressor, FiniteDifferencesScaledInputsAndDropout) {
+  regressor_config c = tiny(false);
+  c.scale_inputs = true;
+  c.block.dropout = 0.25;
+  sequence_regressor<double> m(c, 8);
+  const auto x = test::random_matrix<double>(3, 4, 6, -2, 2);
+  const std::vector<double> y = {0.3, -0.2, 0.9};
+  std::vector<double> pred(3), dpred(3);
+  auto fwd = [&] {
+    std::mt19937_64 rng(42);
+    m.forward(x.cview(), pred, &rng);
+  };
+  auto loss = [&] {
+    fwd();
+    return sequence_regressor<double>::mse(pred, y, {});
+  };
+  m.params().zero_grad();
+  fwd();
+  sequence_regressor<double>::mse(pred, y, dpred);
+  m.backward(dpred);
+  const std::vector<double> g(m.params().grads().begin(), m.params().grads().end());
+  auto vals = m.params().values();
+  for (std::size_t i = 0; i < vals.size(); i += 3) {
+    const double v0 = vals[i];
+    vals[i] = v0 + 1e-6;
+    const double lp = loss();
+    vals[i] = v0 - 1e-6;
+    const double lm = loss();
+    vals[i] = v0;
+    const double fd = (lp - lm) / 2e-6;
+    ASSERT_NEAR(g[i], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "parameter " << i;
+  }
+  // Dropout on: training-mode output differs from evaluation.
+  std::vector<double> ev(3);
+  m.forward(x.cview(), ev, nullptr);
+  fwd();
+  EXPECT_NE(ev, pred);
+}
+
+TEST(Regressor, ScaledInputsMakeThePredictionHomogeneous) {
+  regressor_config c = tiny(true);
+  c.scale_inputs = true;
+  sequence_regressor<double> m(c, 9);
+  const auto x = test::random_matrix<double>(2, 4, 7, -1, 1);
+  matrix<double> x3 = x;
+  for (double& v : x3.values()) v *= 3.5;
+  std::vector<double> a(2), b(2);
+  m.forward(x.cview(), a, nullptr);
+  m.forward(x3.cview(), b, nullptr);
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(b[i], 3.5 * a[i], 1e-9 * std::abs(b[i]) + 1e-12);
+  // An all-zero window gives a finite prediction (the RMS has a floor).
+  matrix<double> z(1, 4);
+  std::vector<double> pz(1);
+  m.forward(z.cview(), pz, nullptr);
+  EXPECT_TRUE(std::isfinite(pz[0]));
+}
+
 // A tiny forecasting task: the next value of a sine from the previous 4.
 struct task {
   matrix<float> x;
@@ -121,12 +181,17 @@ TEST(Checkpoint, RoundTripMetadataAndErrors) {
   const std::string path = (dir / "m.safetensors").string();
   regressor_config c = tiny(true);
   c.block.kernel = kernel_gaussian{2.5};
+  c.scale_inputs = true;
   sequence_regressor<float> m(c, 4);
   checkpoint_save(path, m.params(), c.to_metadata());
   const checkpoint ck = checkpoint_load(path);
   const regressor_config c2 = regressor_config::from_metadata(ck.metadata);
   EXPECT_EQ(kernel_format(c2.block.kernel), "gaussian:h=2.5");
   EXPECT_TRUE(c2.block.norm_first);
+  EXPECT_TRUE(c2.scale_inputs);
+  auto old_meta = ck.metadata;  // checkpoints from before the option: raw windows
+  old_meta.erase("scale_inputs");
+  EXPECT_FALSE(regressor_config::from_metadata(old_meta).scale_inputs);
   sequence_regressor<float> m2(c2, 99);
   checkpoint_apply(ck, m2.params());
   const auto x = test::random_matrix<float>(2, 4, 1);

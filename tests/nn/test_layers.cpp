@@ -153,9 +153,10 @@ TEST(LayerGrad, SinusoidalTable) {
 }
 
 void check_attention(const kernel_spec& kern, bool causal, bool cross, bool padding,
-                     const std::string& label) {
+                     const std::string& label, double dropout = 0.0) {
   P p;
-  const multi_head_attention<double> att(p, "attn", 8, 2, kern, causal);
+  multi_head_attention<double> att(p, "attn", 8, 2, kern, causal);
+  att.dropout = dropout;
   p.finalize(7);
   typename multi_head_attention<double>::shape sh;
   sh.batch = 2;
@@ -166,7 +167,9 @@ void check_attention(const kernel_spec& kern, bool causal, bool cross, bool padd
   std::vector<matrix<double>> inputs = {random_matrix<double>(6, 8, 11)};
   if (cross) inputs.push_back(random_matrix<double>(2 * sh.s, 8, 12));
   grad_check g{[&](P& pp, auto& in, auto& y) {
-                 att.forward(pp, y.view(), in[0].cview(), (cross ? in[1] : in[0]).cview(), sh, c);
+                 std::mt19937_64 rng(3);  // the same attention-dropout mask every time
+                 att.forward(pp, y.view(), in[0].cview(), (cross ? in[1] : in[0]).cview(), sh, c,
+                             dropout > 0 ? &rng : nullptr);
                },
                [&](P& pp, auto& in, auto& din, const auto& dy) {
                  att.backward(pp, din[0].view(), (cross ? din[1] : din[0]).view(), dy.cview(),
@@ -184,6 +187,8 @@ TEST(LayerGrad, AttentionEveryKernelSelfCrossMasks) {
   check_attention(kernel_cauchy{1.0}, false, true, false, "cauchy cross");
   check_attention(kernel_polynomial{2.0, 1.0, 2}, false, false, false, "polynomial");
   check_attention(kernel_epanechnikov{6.0}, false, false, false, "epanechnikov (wide support)");
+  check_attention(kernel_exp_dot{}, true, false, false, "exp_dot causal, weight dropout", 0.3);
+  check_attention(kernel_gaussian{1.5}, false, true, true, "gaussian cross, weight dropout", 0.3);
 }
 
 TEST(LayerGrad, MlpFeedForward) {
@@ -203,9 +208,11 @@ TEST(LayerGrad, MlpFeedForward) {
   }
 }
 
-void check_block(bool decoder, bool norm_first, activation act, const std::string& label) {
+void check_block(bool decoder, bool norm_first, activation act, const std::string& label,
+                 double dropout = 0.0) {
   P p;
   block_config cfg;
+  cfg.dropout = dropout;
   cfg.d_model = 8;
   cfg.heads = 2;
   cfg.d_ff = 12;
@@ -221,9 +228,10 @@ void check_block(bool decoder, bool norm_first, activation act, const std::strin
   std::vector<matrix<double>> inputs = {random_matrix<double>(6, 8, 21)};
   if (decoder) inputs.push_back(random_matrix<double>(8, 8, 22));
   grad_check g{[&](P& pp, auto& in, auto& y) {
+                 std::mt19937_64 rng(4);  // every dropout mask fixed by the seed
                  layer.forward(pp, y.view(), in[0].cview(),
                                decoder ? in[1].cview() : const_matrix_view<double>{}, self_sh,
-                               cross_sh, c, nullptr);
+                               cross_sh, c, dropout > 0 ? &rng : nullptr);
                },
                [&](P& pp, auto& in, auto& din, const auto& dy) {
                  layer.backward(pp, din[0].view(), decoder ? din[1].view() : matrix_view<double>{},
@@ -238,6 +246,8 @@ TEST(LayerGrad, EncoderAndDecoderLayers) {
   check_block(false, true, activation::gelu, "encoder pre-LN gelu");
   check_block(true, false, activation::relu, "decoder post-LN");
   check_block(true, true, activation::gelu, "decoder pre-LN");
+  check_block(false, false, activation::relu, "encoder post-LN, dropout 0.2 everywhere", 0.2);
+  check_block(true, true, activation::gelu, "decoder pre-LN, dropout 0.2 everywhere", 0.2);
 }
 
 TEST(LayerGrad, TiedLmHeadAndCrossEntropy) {

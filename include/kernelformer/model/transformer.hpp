@@ -5,6 +5,10 @@
 //   → L encoder layers (post- or pre-LN, any kernel, optional causal mask)
 //   → flatten (B, T·d) → head = Linear(T·d → 1) → ŷ (B);  loss = mean (ŷ − y)²
 // With pe "add", d_value = d_pe = d_model; with "concat", d_value = d_model − d_pe.
+// scale_inputs (an improvement option, not in seed 003): each window is divided by its RMS
+// s = √(mean x² + 1e-12) before the embedding and the prediction is multiplied back by s,
+// ŷ = s·f(x/s) — the network sees shapes, not amplitudes, so a growing amplitude (sin·exp)
+// beyond the training range is followed instead of clipped.
 // Parameter names follow PyTorch (embed.*, layers.{i}.self_attn.in_proj_weight, …, head.*).
 #pragma once
 
@@ -25,6 +29,7 @@ struct regressor_config {
   index pe_dim = 0;        // 0: d_model
   bool pe_concat = false;  // concatenate the PE instead of adding it
   bool causal = false;
+  bool scale_inputs = false;
   std::map<std::string, std::string> to_metadata() const;
   static regressor_config from_metadata(const std::map<std::string, std::string>& m);
 };
@@ -55,6 +60,7 @@ class sequence_regressor {
   // forward state
   index batch_ = 0;
   matrix<T> x_, e_, h0_, h0d_;
+  std::vector<T> scale_;         // per window: its RMS (scale_inputs), else empty
   std::vector<matrix<T>> acts_;  // layer inputs/outputs: acts_[l] is the input of layer l
   std::vector<typename nn::transformer_layer<T>::cache> caches_;
   nn::dropout::cache drop0_;

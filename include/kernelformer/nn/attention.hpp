@@ -8,8 +8,14 @@
 // exactly softmax(QKᵀ/√D)V), the mask causal and/or per-item key padding. Heads and batch items
 // run in parallel; each head's weights can be captured on request (capture_weights) without
 // touching the normal path. Shapes: x (B·T, C), ctx (B·S, C), y (B·T, C).
+// Training with `dropout` > 0 and a generator drops attention weights as PyTorch's
+// nn.MultiheadAttention does (weights zeroed with probability `dropout`, the rest scaled by
+// 1/(1 − dropout), the softmax normalizer unchanged) — inside the fused primitive
+// (smooth_options::dropout), with one 64-bit draw per call; the backward pass redraws the mask.
 #pragma once
 
+#include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -24,13 +30,16 @@ struct multi_head_attention {
   index c = 0, heads = 1;
   kernel_spec kernel = kernel_exp_dot{};
   bool causal = false;
+  double dropout = 0.0;  // attention-weight dropout in training
   index in_w = -1, in_b = -1;
   linear<T> out_proj;
 
   struct cache {
-    matrix<T> q, kv;     // (B·T, C) queries; (B·S, 2C) keys and values
-    matrix<T> att;       // (B·T, C) smoothed values before out_proj
-    std::vector<T> lse;  // (B, H, T)
+    matrix<T> q, kv;              // (B·T, C) queries; (B·S, 2C) keys and values
+    matrix<T> att;                // (B·T, C) smoothed values before out_proj
+    std::vector<T> lse;           // (B, H, T)
+    double dropout = 0.0;         // the rate this forward used (0: none)
+    std::uint64_t drop_seed = 0;  // its mask seed
   };
   struct shape {
     index batch = 1, t = 1, s = 1;   // s: context length (= t for self-attention)
@@ -42,7 +51,7 @@ struct multi_head_attention {
                        kernel_spec kern = kernel_exp_dot{}, bool causal_mask = false);
 
   void forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T> x, const_matrix_view<T> ctx,
-               const shape& sh, cache& c) const;
+               const shape& sh, cache& c, std::mt19937_64* rng = nullptr) const;
   // dctx may alias nothing; for self-attention pass ctx = x and dctx = dx (they add up).
   void backward(parameters<T>& p, matrix_view<T> dx, matrix_view<T> dctx, const_matrix_view<T> dy,
                 const_matrix_view<T> x, const_matrix_view<T> ctx, const shape& sh,

@@ -6,6 +6,8 @@
 //   pre-LN (norm_first = true):
 //     x = x + drop(self_attn(norm1(x)));  [decoder: x = x + drop(cross_attn(norm2(x), mem))]
 //     x = x + drop(ffn(normN(x)))
+// In training the same rate also drops attention weights inside self_attn / cross_attn, as
+// PyTorch's layers do (multi_head_attention::dropout).
 #pragma once
 
 #include <random>

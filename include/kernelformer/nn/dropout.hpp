@@ -1,7 +1,7 @@
 // Inverted dropout: in training each element is zeroed with probability `rate` and the rest are
 // scaled by 1/(1 − rate); in evaluation it is the identity. The keep-mask comes from a seeded
-// generator owned by the caller, so a run is reproducible. Dropout on attention weights is not
-// offered: the smoother never materializes them (docs/nn.md).
+// generator owned by the caller, so a run is reproducible. Dropout on attention weights lives in
+// the smoothing primitive (smooth_options::dropout), which never materializes them.
 #pragma once
 
 #include <cstdint>
