@@ -110,6 +110,7 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
   e_ = matrix<T>(b * t, dv);
   embed_.forward(p_, e_.view(), x_.cview());  // e = embed(x)
   h0_ = matrix<T>(b * t, d);
+#pragma omp parallel for schedule(static) if (b * t * d >= (1 << 15))
   for (index r = 0; r < b * t; ++r) {
     const index pos = r % t;
     for (index i = 0; i < dv; ++i) h0_(r, i) = e_(r, i);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "detail/blas.hpp"
+#include "detail/elementwise.hpp"
 #include "kernelformer/smooth.hpp"
 
 namespace kf::nn {
@@ -49,18 +50,6 @@ std::uint64_t head_seed(std::uint64_t call_seed, index bh) {
   return z ^ (z >> 31);
 }
 
-template <class T>
-void add_bias(matrix_view<T> y, const T* b) {
-  for (index n = 0; n < y.rows; ++n)
-    for (index i = 0; i < y.cols; ++i) y(n, i) += b[i];
-}
-
-template <class T>
-void add_colsum(T* db, const_matrix_view<T> d) {
-  for (index n = 0; n < d.rows; ++n)
-    for (index i = 0; i < d.cols; ++i) db[i] += d(n, i);
-}
-
 }  // namespace
 
 template <class T>
@@ -93,10 +82,10 @@ void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_
   if (cc.att.rows() != n || cc.att.cols() != c) cc.att = matrix<T>(n, c);
   cc.lse.assign(static_cast<std::size_t>(sh.batch * heads * sh.t), T(0));
   detail::gemm(false, true, n, c, c, T(1), x.data, x.ld, w, c, T(0), cc.q.data(), c);
-  add_bias(cc.q.view(), b);
+  detail::add_row_vector(cc.q.view(), b);
   detail::gemm(false, true, m, 2 * c, c, T(1), ctx.data, ctx.ld, w + c * c, c, T(0), cc.kv.data(),
                2 * c);
-  add_bias(cc.kv.view(), b + c);
+  detail::add_row_vector(cc.kv.view(), b + c);
   smooth_options opt;
   opt.threads = 1;
   opt.check_finite = false;  // finite by construction; training checks its loss
@@ -151,14 +140,14 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
   if (!dx.empty())
     detail::gemm(false, false, n, c, c, T(1), dq.data(), c, w, c, T(1), dx.data, dx.ld);
   detail::gemm(true, false, c, c, n, T(1), dq.data(), c, x.data, x.ld, T(1), dw, c);
-  add_colsum(db, dq.cview());
+  detail::add_column_sums(db, dq.cview());
   // [k v] = ctx W_kvᵀ + b_kv
   if (!dctx.empty())
     detail::gemm(false, false, m, c, 2 * c, T(1), dkv.data(), 2 * c, w + c * c, c, T(1), dctx.data,
                  dctx.ld);
   detail::gemm(true, false, 2 * c, c, m, T(1), dkv.data(), 2 * c, ctx.data, ctx.ld, T(1),
                dw + c * c, c);
-  add_colsum(db + c, dkv.cview());
+  detail::add_column_sums(db + c, dkv.cview());
 }
 
 template <class T>

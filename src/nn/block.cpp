@@ -2,22 +2,12 @@
 // the line it inverts. Gradients accumulate (+=) into dx and dmemory.
 #include "kernelformer/nn/block.hpp"
 
+#include "detail/elementwise.hpp"
+
 namespace kf::nn {
-namespace {
 
-template <class T>
-void add_into(matrix_view<T> dst, const_matrix_view<T> a, const_matrix_view<T> b) {
-  for (index n = 0; n < dst.rows; ++n)
-    for (index i = 0; i < dst.cols; ++i) dst(n, i) = a(n, i) + b(n, i);
-}
-
-template <class T>
-void accumulate(matrix_view<T> dst, const_matrix_view<T> a) {
-  for (index n = 0; n < dst.rows; ++n)
-    for (index i = 0; i < dst.cols; ++i) dst(n, i) += a(n, i);
-}
-
-}  // namespace
+using detail::accumulate;
+using detail::add_into;
 
 template <class T>
 transformer_layer<T>::transformer_layer(parameters<T>& p, const std::string& name,
@@ -53,8 +43,7 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
     if (m.rows() != n || m.cols() != cols) m = matrix<T>(n, cols);
   };
   make(c.x0, C);
-  for (index r = 0; r < n; ++r)
-    for (index i = 0; i < C; ++i) c.x0(r, i) = x(r, i);
+  detail::copy_into(c.x0.view(), x);
   // ---- self-attention ----
   make(c.a1, C), make(c.a1d, C), make(c.h1, C);
   if (post) {

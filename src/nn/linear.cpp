@@ -1,6 +1,7 @@
 #include "kernelformer/nn/linear.hpp"
 
 #include "detail/blas.hpp"
+#include "detail/elementwise.hpp"
 
 namespace kf::nn {
 
@@ -21,9 +22,7 @@ void linear<T>::forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T>
   detail::gemm(false, true, x.rows, out, in, T(1), x.data, x.ld, p.value(w), in, T(0), y.data,
                y.ld);
   if (b < 0) return;
-  const T* bv = p.value(b);
-  for (index n = 0; n < y.rows; ++n)
-    for (index o = 0; o < out; ++o) y(n, o) += bv[o];
+  detail::add_row_vector(y, p.value(b));
 }
 
 template <class T>
@@ -36,9 +35,7 @@ void linear<T>::backward(parameters<T>& p, matrix_view<T> dx, const_matrix_view<
   detail::gemm(true, false, out, in, dy.rows, T(1), dy.data, dy.ld, x.data, x.ld, T(1), p.grad(w),
                in);
   if (b < 0) return;
-  T* db = p.grad(b);
-  for (index n = 0; n < dy.rows; ++n)
-    for (index o = 0; o < out; ++o) db[o] += dy(n, o);
+  detail::add_column_sums(p.grad(b), dy);
 }
 
 template struct linear<float>;
