@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""Multi-head attention, kernelformer vs PyTorch 1.13, side by side in one run (issue 8).
+
+8 heads x head dim 64, n = m in {1024, 4096}, float32, 2 threads each:
+  core     kf's fused primitive per head (bench/bench_attention: heads_forward, heads_fwd_bwd)
+           vs PyTorch's plain softmax(Q K^T / sqrt(d)) V on (8, n, 64) tensors
+  layer    kf's nn::multi_head_attention (projections + core) vs torch.nn.MultiheadAttention
+  causal   the same with a causal mask (kf skips masked tiles; PyTorch adds a -inf mask)
+  ceiling  OpenBLAS sgemm with the core's FLOP count, measured by the same bench binary
+Prints a Markdown table: ms per call, GFLOP/s (4 n^2 d H forward, 14 n^2 d H forward+backward),
+kf / sgemm, and the speed-up over PyTorch. Build first:
+    cmake --preset release && cmake --build --preset release --target bench_attention
+Usage: /usr/bin/python3 python/bench_attention_vs_torch.py [--bench build/release/bench/bench_attention]
+       [--sizes 1024,4096] [--repeats 5] [--json OUT.json]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+H, D = 8, 64
+
+
+def run_kf(bench, sizes, min_time):
+    filt = "BM_(sgemm|heads_forward|heads_fwd_bwd|layer_forward|layer_fwd_bwd)/(" + "|".join(
+        str(n) for n in sizes) + ")(/|$)"
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    out = subprocess.run([bench, "--benchmark_filter=" + filt, "--benchmark_format=json",
+                          "--benchmark_min_time=%g" % min_time], check=True, env=env,
+                         capture_output=True, text=True).stdout
+    res = {}
+    for b in json.loads(out)["benchmarks"]:
+        # names like BM_heads_forward/4096/1/real_time
+        parts = b["name"].split("/")
+        key = (parts[0][3:],) + tuple(int(p) for p in parts[1:] if p.isdigit())
+        res[key] = b["real_time"]  # ms (the benchmarks use kMillisecond)
+    return res
+
+
+def time_ms(fn, repeats):
+    fn()  # warm-up
+    best = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best.append(time.perf_counter() - t0)
+    best.sort()
+    return 1e3 * best[len(best) // 2]
+
+
+def run_torch(sizes, repeats):
+    import torch
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    res = {}
+    for n in sizes:
+        q, k, v = (torch.randn(H, n, D) for _ in range(3))
+        causal = torch.full((n, n), float("-inf")).triu(1)
+
+        def core(mask=None, grad=False):
+            qq, kk, vv = (t.clone().requires_grad_(grad) for t in (q, k, v))
+            s = qq @ kk.transpose(1, 2) / D ** 0.5
+            if mask is not None:
+                s = s + mask
+            o = torch.softmax(s, dim=-1) @ vv
+            if grad:
+                o.backward(torch.ones_like(o))
+            return o
+
+        with torch.no_grad():
+            res[("core_fwd", n, 0)] = time_ms(lambda: core(), repeats)
+            res[("core_fwd", n, 1)] = time_ms(lambda: core(causal), repeats)
+        res[("core_fwd_bwd", n, 0)] = time_ms(lambda: core(grad=True), repeats)
+        res[("core_fwd_bwd", n, 1)] = time_ms(lambda: core(causal, grad=True), repeats)
+        mha = torch.nn.MultiheadAttention(H * D, H, batch_first=True)
+        x = torch.randn(1, n, H * D)
+        with torch.no_grad():
+            res[("mha_fwd", n)] = time_ms(lambda: mha(x, x, x, need_weights=False), repeats)
+
+        def mha_step():
+            xx = x.clone().requires_grad_(True)
+            y, _ = mha(xx, xx, xx, need_weights=False)
+            y.backward(torch.ones_like(y))
+
+        res[("mha_fwd_bwd", n)] = time_ms(mha_step, repeats)
+        del q, k, v, causal
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--bench", default=os.path.join(here, "..", "build", "release", "bench",
+                                                    "bench_attention"))
+    ap.add_argument("--sizes", default="1024,4096")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--min-time", type=float, default=1.0, help="Google Benchmark min time (s)")
+    ap.add_argument("--json", help="also write the raw numbers here")
+    a = ap.parse_args()
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("PyTorch is not installed (Debian: python3-torch); skipping")
+        return 0
+    if not os.path.exists(a.bench):
+        print(f"{a.bench} not found: cmake --build --preset release --target bench_attention",
+              file=sys.stderr)
+        return 2
+    sizes = [int(s) for s in a.sizes.split(",")]
+    kf = run_kf(a.bench, sizes, a.min_time)
+    th = run_torch(sizes, a.repeats)
+
+    def gf(ms, n, per):
+        return per * n * n * D * H / (ms * 1e-3) * 1e-9
+
+    rows = []
+    for n in sizes:
+        sg = kf[("sgemm", n)]
+        cases = [
+            ("core forward", kf[("heads_forward", n, 0)], th[("core_fwd", n, 0)], 4),
+            ("core forward, causal", kf[("heads_forward", n, 1)], th[("core_fwd", n, 1)], 4),
+            ("core forward+backward", kf[("heads_fwd_bwd", n, 0)], th[("core_fwd_bwd", n, 0)], 14),
+            ("layer forward (MultiheadAttention)", kf[("layer_forward", n)], th[("mha_fwd", n)],
+             4),
+            ("layer forward+backward", kf[("layer_fwd_bwd", n)], th[("mha_fwd_bwd", n)], 14),
+        ]
+        if ("heads_fwd_bwd", n, 1) in kf:
+            cases.insert(3, ("core forward+backward, causal", kf[("heads_fwd_bwd", n, 1)],
+                             th[("core_fwd_bwd", n, 1)], 14))
+        for name, k_ms, t_ms, per in cases:
+            rows.append(dict(n=n, case=name, kf_ms=k_ms, torch_ms=t_ms, kf_gflops=gf(k_ms, n, per),
+                             torch_gflops=gf(t_ms, n, per), sgemm_gflops=gf(sg, n, 4),
+                             speedup=t_ms / k_ms))
+    print("| n | case | kf ms | PyTorch ms | kf GFLOP/s | PyTorch GFLOP/s | kf / sgemm | "
+          "kf speed-up |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['n']} | {r['case']} | {r['kf_ms']:.1f} | {r['torch_ms']:.1f} | "
+              f"{r['kf_gflops']:.1f} | {r['torch_gflops']:.1f} | "
+              f"{100 * r['kf_gflops'] / r['sgemm_gflops']:.0f}% | {r['speedup']:.2f}x |")
+    for n in sizes:
+        print(f"sgemm ceiling at n = {n}: {gf(kf[('sgemm', n)], n, 4):.1f} GFLOP/s")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
