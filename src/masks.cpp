@@ -183,6 +183,12 @@ mask mask::causal(index offset) {
   return mask(std::shared_ptr<const node>(nd));
 }
 
+bool mask::is_causal_only(index& offset) const {
+  if (!root_ || topk_k_ > 0 || root_->k != kind::causal) return false;
+  offset = root_->a;
+  return true;
+}
+
 mask mask::window(index left, index right) {
   if (left + right < 0)
     throw std::invalid_argument(fmt::format(

@@ -2,6 +2,7 @@
 // beside the paper's numbers and the Nadaraya–Watson forecaster (attention with a fixed kernel
 // over the training windows).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +24,7 @@ struct experiment_options {
   std::string config = "quick", functions = "sin,sin-exp,square", kernels = "exp_dot",
               seeds = "0,1,2", out;
   index epochs = 0;
-  bool norm_first = false, scale_inputs = false, quiet = false;
+  bool norm_first = false, scale_inputs = false, cosine_lr = false, quiet = false;
 };
 
 double paper_mse(model::periodic_function f) {
@@ -71,15 +72,17 @@ void run(const experiment_options& o) {
   to.epochs = o.epochs > 0 ? o.epochs : (o.config == "quick" ? 20 : 100);
   to.batch = o.config == "quick" ? 64 : 512;
   to.lr = o.config == "quick" ? 3e-3 : 1e-3;
+  to.cosine_lr = o.cosine_lr;
 
   const int total = int(fns.size() * kerns.size() * seeds.size());
   int done = 0;
   progress_bar bar("experiment");
-  std::string setting = "faithful (post-LN, raw windows)";
-  if (o.norm_first || o.scale_inputs)
-    setting = fmt::format("improved ({}{}{})", o.norm_first ? "pre-LN" : "",
-                          o.norm_first && o.scale_inputs ? ", " : "",
-                          o.scale_inputs ? "RMS-scaled windows" : "");
+  std::string setting = "faithful (post-LN, raw windows, constant lr)";
+  std::vector<std::string> improvements;
+  if (o.norm_first) improvements.emplace_back("pre-LN");
+  if (o.scale_inputs) improvements.emplace_back("RMS-scaled windows");
+  if (o.cosine_lr) improvements.emplace_back("warmup + cosine lr");
+  if (!improvements.empty()) setting = fmt::format("improved ({})", fmt::join(improvements, ", "));
   std::string md = fmt::format(
       "Transformer: {} config, {}, {} epochs, batch {}, Adam lr {}.\n\n"
       "| function | paper | NW forecaster | NW, scaled windows (improved) | kernel | rollout MSE "
@@ -247,6 +250,8 @@ void add_experiment(CLI::App& app) {
   sub->add_flag("--pre-ln", o->norm_first, "pre-LN blocks (an improvement option)");
   sub->add_flag("--scale-inputs", o->scale_inputs,
                 "RMS-scaled windows, prediction scaled back (an improvement option)");
+  sub->add_flag("--cosine-lr", o->cosine_lr,
+                "warmup over 5% of the steps, then cosine decay to 0 (an improvement option)");
   sub->add_option("--out", o->out,
                   "directory: table.md, table.csv, FUNCTION/{prediction,attention,loss}.png|csv");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");

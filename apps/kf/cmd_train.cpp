@@ -22,7 +22,8 @@ struct periodic_options {
   std::uint64_t seed = 0;
   index epochs = 0, batch = 0;  // 0: the configuration's default
   double lr = 0;
-  bool norm_first = false, scale_inputs = false, quiet = false;
+  bool norm_first = false, scale_inputs = false, cosine_lr = false, quiet = false;
+  double clip = 0;
 };
 
 // The protocol's settings (Adam 1e-3, batch 512, 100 epochs); quick: 20 epochs of 64 at 3e-3.
@@ -45,6 +46,7 @@ void run(const periodic_options& o) {
   if (o.epochs < 0) throw user_error("--epochs must be positive");
   if (o.batch < 0) throw user_error("--batch must be at least 1");
   if (o.lr < 0) throw user_error("--lr must be positive");
+  if (o.clip < 0) throw user_error("--clip must be positive (0: no clipping)");
   if (!o.save.empty()) require_extension(o.save, "--save", {".safetensors"});
   if (!o.summary.empty()) require_extension(o.summary, "--summary", {".json"});
   if (!o.out.empty()) {
@@ -60,6 +62,8 @@ void run(const periodic_options& o) {
   to.batch = o.batch > 0 ? o.batch : default_batch(o.config);
   to.lr = o.lr > 0 ? o.lr : default_lr(o.config);
   to.seed = o.seed;
+  to.cosine_lr = o.cosine_lr;
+  to.clip = o.clip;
   if (!o.quiet)
     fmt::print(
         "kf train periodic: {} ({} config: d {}, H {}, {} layers, {} parameters), kernel {}, "
@@ -86,6 +90,8 @@ void run(const periodic_options& o) {
   js["epochs"] = to.epochs;
   js["norm_first"] = o.norm_first;
   js["scale_inputs"] = o.scale_inputs;
+  js["cosine_lr"] = o.cosine_lr;
+  js["clip"] = o.clip;
   js["parameters"] = m.params().count();
   js["final_train_loss"] = tr.epoch_loss.back();
   js["test_mse_rollout"] = fc.mse_rollout;
@@ -138,6 +144,9 @@ void add_train(CLI::App& app) {
   sub->add_flag("--scale-inputs", o->scale_inputs,
                 "divide each window by its RMS and scale the prediction back (an improvement "
                 "option: the network sees shapes, not amplitudes)");
+  sub->add_flag("--cosine-lr", o->cosine_lr,
+                "warmup over 5% of the steps, then cosine decay to 0 (an improvement option)");
+  sub->add_option("--clip", o->clip, "clip the gradient norm at this value (0: off)");
   sub->add_option("--save", o->save, "MODEL.safetensors (PyTorch state_dict names)");
   sub->add_option("--summary", o->summary,
                   "SUMMARY.json: test_mse_rollout, epoch_seconds_median, …");

@@ -46,7 +46,10 @@ class mask {
   // of the squared distance between the two tiles' points (0 if unknown).
   tile_class classify(index i0, index i1, index j0, index j1, double min_r2) const;
   bool needs_distance() const;  // has a radius predicate
-  bool is_none() const;         // no predicate and no top-k
+  // True, with its offset, when the mask is exactly causal(offset) (no other predicate, no
+  // top-k): the tiles then test j ≤ i + offset inline instead of calling allows().
+  bool is_causal_only(index& offset) const;
+  bool is_none() const;  // no predicate and no top-k
   index topk_k() const { return topk_k_; }
   topk_rank topk_by() const { return topk_by_; }
 

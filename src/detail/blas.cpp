@@ -1,25 +1,98 @@
 #include "detail/blas.hpp"
 
 #include <cblas.h>
+#include <omp.h>
 
 namespace kf::detail {
 namespace {
 CBLAS_TRANSPOSE tr(bool t) { return t ? CblasTrans : CblasNoTrans; }
 blasint bi(index v) { return static_cast<blasint>(v); }
+
+// Below this many multiply-adds a GEMM runs on one thread: forking OpenBLAS's team cost more
+// than it saved on the language model's 512 × 64 × 64 products (kf train lm --config tiny:
+// +10–18% tokens/s with one BLAS thread; docs/performance.md). OpenBLAS's OpenMP build sizes its
+// team from omp_get_max_threads(), so the calling thread's setting is lowered for the call.
+constexpr double kSmallGemm = double(1 << 24);
+
+struct small_gemm_guard {
+  int saved = 0;
+  small_gemm_guard(index m, index n, index k) {
+    if (double(m) * double(n) * double(k) < kSmallGemm && !omp_in_parallel()) {
+      saved = omp_get_max_threads();
+      if (saved > 1)
+        omp_set_num_threads(1);
+      else
+        saved = 0;
+    }
+  }
+  ~small_gemm_guard() {
+    if (saved > 0) omp_set_num_threads(saved);
+  }
+  small_gemm_guard(const small_gemm_guard&) = delete;
+  small_gemm_guard& operator=(const small_gemm_guard&) = delete;
+};
+// A small product called outside any parallel region is cut into two row blocks run on two
+// threads, each single-threaded inside OpenBLAS: one libgomp fork instead of OpenBLAS's team
+// start-up, which cost more than the product (docs/performance.md). Each element of C is
+// computed by the same kernel either way.
+template <class F>
+bool split_rows(index m, index n, index k, F&& call) {
+  if (m < 64 || double(m) * double(n) * double(k) >= kSmallGemm || omp_in_parallel() ||
+      omp_get_max_threads() < 2)
+    return false;
+  const index half = ((m / 2) + 7) / 8 * 8;
+#pragma omp parallel num_threads(2)
+  {
+    const int t = omp_get_thread_num();
+    call(t == 0 ? 0 : half, t == 0 ? half : m);
+  }
+  return true;
+}
 }  // namespace
 
 void gemm(bool trans_a, bool trans_b, index m, index n, index k, float alpha, const float* a,
           index lda, const float* b, index ldb, float beta, float* c, index ldc) {
   if (m == 0 || n == 0) return;
-  cblas_sgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(m), bi(n), bi(k), alpha, a,
-              bi(lda < 1 ? 1 : lda), b, bi(ldb < 1 ? 1 : ldb), beta, c, bi(ldc < 1 ? 1 : ldc));
+  auto call = [&](index i0, index i1) {
+    cblas_sgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(i1 - i0), bi(n), bi(k), alpha,
+                a + (trans_a ? i0 : i0 * lda), bi(lda < 1 ? 1 : lda), b, bi(ldb < 1 ? 1 : ldb),
+                beta, c + i0 * ldc, bi(ldc < 1 ? 1 : ldc));
+  };
+  if (split_rows(m, n, k, call)) return;
+  const small_gemm_guard one_thread(m, n, k);
+  call(0, m);
 }
 
 void gemm(bool trans_a, bool trans_b, index m, index n, index k, double alpha, const double* a,
           index lda, const double* b, index ldb, double beta, double* c, index ldc) {
   if (m == 0 || n == 0) return;
-  cblas_dgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(m), bi(n), bi(k), alpha, a,
-              bi(lda < 1 ? 1 : lda), b, bi(ldb < 1 ? 1 : ldb), beta, c, bi(ldc < 1 ? 1 : ldc));
+  auto call = [&](index i0, index i1) {
+    cblas_dgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(i1 - i0), bi(n), bi(k), alpha,
+                a + (trans_a ? i0 : i0 * lda), bi(lda < 1 ? 1 : lda), b, bi(ldb < 1 ? 1 : ldb),
+                beta, c + i0 * ldc, bi(ldc < 1 ? 1 : ldc));
+  };
+  if (split_rows(m, n, k, call)) return;
+  const small_gemm_guard one_thread(m, n, k);
+  call(0, m);
+}
+
+bool gemm_is_small(index m, index n, index k) {
+  return double(m) * double(n) * double(k) < kSmallGemm;
+}
+
+void run_pair(bool side_by_side, const std::function<void()>& f, const std::function<void()>& g) {
+  if (!side_by_side || omp_in_parallel() || omp_get_max_threads() < 2) {
+    f();
+    g();
+    return;
+  }
+#pragma omp parallel sections num_threads(2)
+  {
+#pragma omp section
+    f();
+#pragma omp section
+    g();
+  }
 }
 
 int blas_parallel_mode() { return openblas_get_parallel(); }

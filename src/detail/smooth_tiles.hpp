@@ -293,6 +293,16 @@ void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0
   if (need_r2 && pl.dist) pl.dist->tile(sc.r2.data(), i0, bq, j0, bk);
   const T* r2 = pl.dist ? sc.r2.data() : sc.s[0].data();
   const T excluded = logd ? kNegInf<T> : T(0);
+  index off = 0;
+  if (pl.msk->is_causal_only(off)) {  // the language models' mask: no per-element dispatch
+    for (index a = 0; a < bq; ++a)
+      for (index b = 0; b < bk; ++b) {
+        const bool ok = j0 + b <= i0 + a + off;
+        sc.allowed[a * kBk + b] = ok;
+        if (!ok) sc.w[a * kBk + b] = excluded;
+      }
+    return;
+  }
   for (index a = 0; a < bq; ++a)
     for (index b = 0; b < bk; ++b) {
       const bool ok = pl.msk->allows(i0 + a, j0 + b, need_r2 ? double(r2[a * kBk + b]) : 0.0);

@@ -147,6 +147,10 @@ train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& 
   std::vector<index> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   train_result r;
+  const index steps_per_epoch = (n + o.batch - 1) / o.batch, total = o.epochs * steps_per_epoch;
+  const optim::lr_schedule sched{o.lr, 0.0, o.cosine_lr ? std::max<index>(1, total / 20) : 0,
+                                 o.cosine_lr ? total : 0};
+  index step = 0;
   const auto t_start = std::chrono::steady_clock::now();
   for (index e = 0; e < o.epochs; ++e) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -172,7 +176,8 @@ train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& 
       sum += loss * double(b);
       m.backward(dpred);
       if (o.clip > 0) optim::clip_grad_norm(m.params().grads(), o.clip);
-      opt.step(m.params().values(), m.params().grads());
+      opt.step(m.params().values(), m.params().grads(), o.cosine_lr ? sched.at(step) : o.lr);
+      ++step;
     }
     r.epoch_loss.push_back(sum / double(n));
     r.epoch_seconds.push_back(

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
@@ -137,17 +138,25 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
   T* dw = p.grad(in_w);
   T* db = p.grad(in_b);
   // q = x W_qᵀ + b_q:  dx += dq W_q, dW_q += dqᵀ x, db_q += Σ dq
-  if (!dx.empty())
-    detail::gemm(false, false, n, c, c, T(1), dq.data(), c, w, c, T(1), dx.data, dx.ld);
-  detail::gemm(true, false, c, c, n, T(1), dq.data(), c, x.data, x.ld, T(1), dw, c);
-  detail::add_column_sums(db, dq.cview());
-  // [k v] = ctx W_kvᵀ + b_kv
-  if (!dctx.empty())
-    detail::gemm(false, false, m, c, 2 * c, T(1), dkv.data(), 2 * c, w + c * c, c, T(1), dctx.data,
-                 dctx.ld);
-  detail::gemm(true, false, 2 * c, c, m, T(1), dkv.data(), 2 * c, ctx.data, ctx.ld, T(1),
-               dw + c * c, c);
-  detail::add_column_sums(db + c, dkv.cview());
+  // [k v] = ctx W_kvᵀ + b_kv: dctx += dkv W_kv, dW_kv += dkvᵀ ctx, db_kv += Σ dkv
+  // The input gradients (dx and dctx may be the same buffer) and the weight gradients are
+  // independent: side by side when the products are small.
+  detail::run_pair(
+      detail::gemm_is_small(std::max(n, m), 2 * c, c),
+      [&] {
+        if (!dx.empty())
+          detail::gemm(false, false, n, c, c, T(1), dq.data(), c, w, c, T(1), dx.data, dx.ld);
+        if (!dctx.empty())
+          detail::gemm(false, false, m, c, 2 * c, T(1), dkv.data(), 2 * c, w + c * c, c, T(1),
+                       dctx.data, dctx.ld);
+      },
+      [&] {
+        detail::gemm(true, false, c, c, n, T(1), dq.data(), c, x.data, x.ld, T(1), dw, c);
+        detail::add_column_sums(db, dq.cview());
+        detail::gemm(true, false, 2 * c, c, m, T(1), dkv.data(), 2 * c, ctx.data, ctx.ld, T(1),
+                     dw + c * c, c);
+        detail::add_column_sums(db + c, dkv.cview());
+      });
 }
 
 template <class T>

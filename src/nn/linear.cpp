@@ -28,14 +28,20 @@ void linear<T>::forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T>
 template <class T>
 void linear<T>::backward(parameters<T>& p, matrix_view<T> dx, const_matrix_view<T> dy,
                          const_matrix_view<T> x) const {
-  if (!dx.empty())  // dx += dy W
-    detail::gemm(false, false, dy.rows, in, out, T(1), dy.data, dy.ld, p.value(w), in, T(1),
-                 dx.data, dx.ld);
-  // dW += dyᵀ x
-  detail::gemm(true, false, out, in, dy.rows, T(1), dy.data, dy.ld, x.data, x.ld, T(1), p.grad(w),
-               in);
-  if (b < 0) return;
-  detail::add_column_sums(p.grad(b), dy);
+  // dx += dy W and dW += dyᵀ x (+ db) are independent: side by side when they are small.
+  const bool pair = !dx.empty() && detail::gemm_is_small(dy.rows, in, out);
+  detail::run_pair(
+      pair,
+      [&] {
+        if (!dx.empty())
+          detail::gemm(false, false, dy.rows, in, out, T(1), dy.data, dy.ld, p.value(w), in, T(1),
+                       dx.data, dx.ld);
+      },
+      [&] {
+        detail::gemm(true, false, out, in, dy.rows, T(1), dy.data, dy.ld, x.data, x.ld, T(1),
+                     p.grad(w), in);
+        if (b >= 0) detail::add_column_sums(p.grad(b), dy);
+      });
 }
 
 template struct linear<float>;

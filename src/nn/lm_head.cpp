@@ -1,11 +1,16 @@
 #include "kernelformer/nn/lm_head.hpp"
 
+#include <Eigen/Core>
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "detail/blas.hpp"
+#include "detail/elementwise.hpp"
 
 namespace kf::nn {
 
@@ -39,16 +44,19 @@ void lm_head<T>::forward(parameters<T>& p, matrix_view<T> logits, const_matrix_v
 template <class T>
 void lm_head<T>::backward(parameters<T>& p, matrix_view<T> dh, const_matrix_view<T> dlogits,
                           const_matrix_view<T> h) const {
-  if (!dh.empty())  // dh += dlogits W
-    detail::gemm(false, false, dlogits.rows, c, vocab, T(1), dlogits.data, dlogits.ld, p.value(w),
-                 c, T(1), dh.data, dh.ld);
-  // dW += dlogitsᵀ h
-  detail::gemm(true, false, vocab, c, dlogits.rows, T(1), dlogits.data, dlogits.ld, h.data, h.ld,
-               T(1), p.grad(w), c);
-  if (b < 0) return;
-  T* db = p.grad(b);
-  for (index n = 0; n < dlogits.rows; ++n)
-    for (index v = 0; v < vocab; ++v) db[v] += dlogits(n, v);
+  // dh += dlogits W and dW += dlogitsᵀ h (+ db) are independent: side by side when small.
+  detail::run_pair(
+      !dh.empty() && detail::gemm_is_small(dlogits.rows, c, vocab),
+      [&] {
+        if (!dh.empty())
+          detail::gemm(false, false, dlogits.rows, c, vocab, T(1), dlogits.data, dlogits.ld,
+                       p.value(w), c, T(1), dh.data, dh.ld);
+      },
+      [&] {
+        detail::gemm(true, false, vocab, c, dlogits.rows, T(1), dlogits.data, dlogits.ld, h.data,
+                     h.ld, T(1), p.grad(w), c);
+        if (b >= 0) detail::add_column_sums(p.grad(b), dlogits);
+      });
 }
 
 template <class T>
@@ -67,19 +75,34 @@ double cross_entropy(const_matrix_view<T> logits, std::span<const index> targets
           fmt::format("cross_entropy: target {} at row {} is outside 0..{}", t, r, v - 1));
     ++valid;
   }
-  double loss = 0;
+  // Rows in parallel, each through an aligned scratch row (Eigen's vectorized exp; the same
+  // packet path whatever the buffers' addresses, so results are bit-reproducible); row losses
+  // are summed in row order, so the result does not depend on the thread count either.
+  std::vector<double> row_loss(static_cast<std::size_t>(n), 0.0);
+#pragma omp parallel for schedule(static) if (n * v >= (1 << 15))
   for (index r = 0; r < n; ++r) {
     const index t = targets[static_cast<std::size_t>(r)];
-    double mx = -INFINITY, sum = 0;
-    for (index j = 0; j < v; ++j) mx = std::max(mx, double(logits(r, j)));
-    for (index j = 0; j < v; ++j) sum += std::exp(double(logits(r, j)) - mx);
-    if (t != -1) loss += std::log(sum) + mx - double(logits(r, t));
+    thread_local Eigen::Array<T, Eigen::Dynamic, 1> e;
+    if (e.size() != v) e.resize(v);
+    e = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(logits.data + r * logits.ld, v);
+    const T mx = e.maxCoeff();
+    e = (e - mx).exp();
+    double sum = 0;
+    for (index j = 0; j < v; ++j) sum += double(e[j]);
+    if (t != -1)
+      row_loss[static_cast<std::size_t>(r)] = std::log(sum) + double(mx) - double(logits(r, t));
     if (dlogits.empty()) continue;
-    for (index j = 0; j < v; ++j) {
-      const double pj = std::exp(double(logits(r, j)) - mx) / sum;
-      dlogits(r, j) = t == -1 ? T(0) : static_cast<T>((pj - (j == t ? 1.0 : 0.0)) / double(valid));
+    T* dr = dlogits.data + r * dlogits.ld;
+    if (t == -1) {
+      std::fill_n(dr, v, T(0));
+      continue;
     }
+    const double scale = 1.0 / (sum * double(valid));
+    for (index j = 0; j < v; ++j) dr[j] = static_cast<T>(double(e[j]) * scale);
+    dr[t] -= static_cast<T>(1.0 / double(valid));
   }
+  double loss = 0;
+  for (double l : row_loss) loss += l;
   return valid > 0 ? loss / double(valid) : 0.0;
 }
 

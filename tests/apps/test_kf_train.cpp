@@ -86,11 +86,13 @@ TEST(KfExperiment, TableWithNadarayaWatsonBaseline) {
   // The improvement options are named in the table, never mixed with the faithful setting.
   r = run_kf(
       "experiment periodic --functions sin-exp --seeds 0 --epochs 1 --scale-inputs --pre-ln "
-      "--out " +
+      "--cosine-lr --out " +
       dir.string() + "/improved");
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string md2 = io::read_file((dir / "improved" / "table.md").string());
-  EXPECT_NE(md2.find("improved (pre-LN, RMS-scaled windows)"), std::string::npos) << md2;
+  EXPECT_NE(md2.find("improved (pre-LN, RMS-scaled windows, warmup + cosine lr)"),
+            std::string::npos)
+      << md2;
   EXPECT_NE(run_kf("experiment periodic --seeds x --out " + dir.string() + "/bad").code, 0);
   EXPECT_FALSE(fs::exists(dir / "bad"));
   fs::remove_all(dir);

@@ -61,6 +61,9 @@ nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled = false);
 struct train_options {
   index epochs = 100, batch = 512;
   double lr = 1e-3, weight_decay = 0.0, clip = 0.0;  // clip = 0: no gradient clipping
+  // An improvement option (the protocol keeps lr constant): linear warmup over the first 5% of
+  // the steps, then cosine decay to 0 — the last steps stop shaking the weights.
+  bool cosine_lr = false;
   std::uint64_t seed = 0;
 };
 struct train_result {
