@@ -2,6 +2,9 @@
 // pthread build collapses when called from OpenMP threads; this catches a wrong link.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "detail/blas.hpp"
@@ -20,6 +23,56 @@ TEST(Blas, RowMajorGemmWithStridesAndTransposes) {
   std::vector<float> af = {1, 2, 3, 4}, bf = {1, 1, 1, 1}, cf(4, 1.0f);
   detail::gemm(true, false, 2, 2, 2, 1.0f, af.data(), 2, bf.data(), 2, 1.0f, cf.data(), 2);
   EXPECT_EQ(cf, (std::vector<float>{5, 5, 7, 7}));
+}
+
+// Small products run as two row blocks over one fork (detail::gemm); inside a parallel region
+// they run whole on the calling thread. For every transpose combination, with beta
+// accumulation: the split is deterministic (same bits on a repeat), agrees with the whole call
+// to rounding (OpenBLAS picks its small-matrix kernels by size, so the last bit may differ, as
+// with its own threading) and with a plain triple loop.
+TEST(Blas, SmallGemmRowSplitIsExactAndMatchesPlainLoops) {
+  const index m = 203, n = 37, k = 29;  // odd sizes: the split is not at a multiple of m / 2
+  std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(n * k));
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = float((i * 37) % 23) / 7.0f - 1.5f;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = float((i * 11) % 19) / 5.0f - 1.7f;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(std::string(ta ? "Aᵀ" : "A") + (tb ? "·Bᵀ" : "·B"));
+      const index lda = ta ? m : k, ldb = tb ? k : n;
+      std::vector<float> c1(static_cast<std::size_t>(m * n), 0.5f), c2 = c1, c3 = c1;
+      detail::gemm(ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 1.0f, c1.data(), n);
+      detail::gemm(ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 1.0f, c3.data(), n);
+      EXPECT_EQ(c1, c3);
+#pragma omp parallel num_threads(2)
+      {
+#pragma omp single
+        detail::gemm(ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 1.0f, c2.data(), n);
+      }
+      for (std::size_t i = 0; i < c1.size(); ++i)
+        ASSERT_NEAR(c1[i], c2[i], 1e-5 * (1 + std::abs(c2[i])));
+      double worst = 0;
+      for (index i = 0; i < m; ++i)
+        for (index j = 0; j < n; ++j) {
+          double s = 0.5;
+          for (index l = 0; l < k; ++l)
+            s += double(ta ? a[static_cast<std::size_t>(l * m + i)]
+                           : a[static_cast<std::size_t>(i * k + l)]) *
+                 double(tb ? b[static_cast<std::size_t>(j * k + l)]
+                           : b[static_cast<std::size_t>(l * n + j)]);
+          worst = std::max(worst, std::abs(s - double(c1[static_cast<std::size_t>(i * n + j)])));
+        }
+      EXPECT_LT(worst, 1e-4);
+    }
+}
+
+TEST(Blas, RunPairRunsBothPieces) {
+  int x = 0, y = 0;
+  detail::run_pair(
+      true, [&] { x = 1; }, [&] { y = 2; });
+  EXPECT_EQ(x + y, 3);
+  detail::run_pair(
+      false, [&] { x = 5; }, [&] { y = x + 1; });  // in order when not side by side
+  EXPECT_EQ(y, 6);
 }
 
 }  // namespace

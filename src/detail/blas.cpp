@@ -3,6 +3,8 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
+
 namespace kf::detail {
 namespace {
 CBLAS_TRANSPOSE tr(bool t) { return t ? CblasTrans : CblasNoTrans; }
@@ -33,14 +35,16 @@ struct small_gemm_guard {
 };
 // A small product called outside any parallel region is cut into two row blocks run on two
 // threads, each single-threaded inside OpenBLAS: one libgomp fork instead of OpenBLAS's team
-// start-up, which cost more than the product (docs/performance.md). Each element of C is
-// computed by the same kernel either way.
+// start-up, which cost more than the product (docs/performance.md).
 template <class F>
 bool split_rows(index m, index n, index k, F&& call) {
-  if (m < 64 || double(m) * double(n) * double(k) >= kSmallGemm || omp_in_parallel() ||
+  if (m < 128 || double(m) * double(n) * double(k) >= kSmallGemm || omp_in_parallel() ||
       omp_get_max_threads() < 2)
     return false;
-  const index half = ((m / 2) + 7) / 8 * 8;
+  // The cut is a multiple of 64 rows (whole micro-kernel blocks). The result is deterministic;
+  // it may differ from one whole call in the last bit (OpenBLAS picks its small-matrix kernels
+  // by size), as OpenBLAS's own threading may — tests/test_blas.cpp.
+  const index half = std::max<index>(64, (m / 2) / 64 * 64);
 #pragma omp parallel num_threads(2)
   {
     const int t = omp_get_thread_num();

@@ -1,5 +1,7 @@
 #include "kernelformer/optim/adamw.hpp"
 
+#include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -20,15 +22,29 @@ void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
   const double bc1 = 1.0 - std::pow(cfg_.beta1, double(t_));
   const double bc2 = 1.0 - std::pow(cfg_.beta2, double(t_));
   const double decay = 1.0 - lr * cfg_.weight_decay;
-  const std::size_t n = values.size();
+  const auto n = static_cast<index>(values.size());
   const bool masked = !decay_mask_.empty();
+  // Chunks of Eigen arrays (vectorized sqrt: std::sqrt keeps errno semantics and stays scalar),
+  // split across threads; every element's arithmetic is the same whatever the split.
+  constexpr index kChunk = 4096;
+  using arr = Eigen::Array<double, Eigen::Dynamic, 1>;
+  using farr = Eigen::Array<T, Eigen::Dynamic, 1>;
+  const double b1 = cfg_.beta1, b2 = cfg_.beta2, step = lr / bc1, inv_bc2 = 1.0 / bc2;
 #pragma omp parallel for schedule(static) if (n >= (1 << 15))
-  for (std::size_t i = 0; i < n; ++i) {
-    const double g = double(grads[i]);
-    m_[i] = cfg_.beta1 * m_[i] + (1 - cfg_.beta1) * g;
-    v_[i] = cfg_.beta2 * v_[i] + (1 - cfg_.beta2) * g * g;
-    const double p = double(values[i]) * (!masked || decay_mask_[i] ? decay : 1.0);
-    values[i] = static_cast<T>(p - lr * (m_[i] / bc1) / (std::sqrt(v_[i] / bc2) + cfg_.eps));
+  for (index c0 = 0; c0 < n; c0 += kChunk) {
+    const index len = std::min(kChunk, n - c0);
+    const auto u0 = static_cast<std::size_t>(c0);
+    Eigen::Map<arr> m(m_.data() + u0, len), v(v_.data() + u0, len);
+    Eigen::Map<farr> p(values.data() + u0, len);
+    const Eigen::Map<const farr> g(grads.data() + u0, len);
+    const arr gd = g.template cast<double>();
+    m = b1 * m + (1 - b1) * gd;
+    v = b2 * v + (1 - b2) * gd * gd;
+    arr pd = p.template cast<double>();
+    if (decay != 1.0)
+      for (index i = 0; i < len; ++i)
+        if (!masked || decay_mask_[u0 + static_cast<std::size_t>(i)]) pd[i] *= decay;
+    p = (pd - step * m / ((v * inv_bc2).sqrt() + cfg_.eps)).template cast<T>();
   }
 }
 
