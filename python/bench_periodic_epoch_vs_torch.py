@@ -2,13 +2,12 @@
 """Time per epoch of seed 003's model, PyTorch 1.13 vs kernelformer, in one run.
 
 The same model and batch: Linear(1 -> d) + sinusoidal PE, 2 post-LN nn.TransformerEncoderLayer
-(d = 128, H = 2, FFN 128, dropout 0.1), flatten, Linear(99*d -> 1); Adam lr 1e-3, MSE, batch 512,
+(d = 128, H = 2, FFN 128, dropout 0.1, also after the encoding), flatten, Linear(99*d -> 1); Adam lr 1e-3, MSE, batch 512,
 901 windows per epoch (the `code` configuration of ../shared/docs/periodic-protocol.md).
 Usage: /usr/bin/python3 python/bench_periodic_epoch_vs_torch.py [--kf build/release/kf] [--epochs 3]
 """
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -36,25 +35,9 @@ def main():
     torch.set_num_threads(os.cpu_count() or 1)  # the same cores kf uses
     torch.manual_seed(0)
 
-    class Model(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.embed = nn.Linear(1, d)
-            self.layers = nn.ModuleList(nn.TransformerEncoderLayer(d, H, ff, dropout=0.1, batch_first=True)
-                                        for _ in range(layers))
-            self.head = nn.Linear(T * d, 1)
-            pe = torch.zeros(T, d)
-            for t in range(T):
-                for i in range(0, d, 2):
-                    f = math.exp(-math.log(10000.0) * i / d)
-                    pe[t, i], pe[t, i + 1] = math.sin(t * f), math.cos(t * f)
-            self.register_buffer("pe", pe, persistent=False)
-
-        def forward(self, x):
-            h = self.embed(x.unsqueeze(-1)) + self.pe
-            for layer in self.layers:
-                h = layer(h)
-            return self.head(h.flatten(1)).squeeze(-1)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from periodic_torch_reference import make_model_class  # the faithful model, PE dropout too
+    Model = make_model_class(d, ff, layers, T, H)
 
     series = np.sin(0.1 * np.arange(1000))
     X = torch.tensor(np.stack([series[i:i + 99] for i in range(901)]), dtype=torch.float32)

@@ -26,24 +26,11 @@ def f_of(name, x):
     return np.where(np.mod(x, 2 * np.pi) < np.pi, 1.0, -1.0)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--function", default="sin", choices=["sin", "sin-exp", "square"])
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--epochs", type=int, default=100)
-    ap.add_argument("--config", default="code", choices=["code", "quick"])
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--scale-inputs", action="store_true",
-                    help="RMS-scaled windows, prediction scaled back (kf's improvement option)")
-    ap.add_argument("--json")
-    a = ap.parse_args()
+def make_model_class(d, ff, L, T, H, scale_inputs=False):
+    """The faithful model as a torch.nn.Module class (also used by
+    bench_periodic_epoch_vs_torch.py, so the timed model is this one)."""
     import torch
     from torch import nn
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
-    np.random.seed(a.seed)
-    d, ff, L, B, lr = (128, 128, 2, 512, 1e-3) if a.config == "code" else (16, 32, 1, 64, 3e-3)
-    T, H = 99, 2
 
     class Model(nn.Module):
         def __init__(self):
@@ -63,7 +50,7 @@ def main():
 
         def forward(self, x):
             s = None
-            if a.scale_inputs:
+            if scale_inputs:
                 s = torch.sqrt((x * x).mean(1, keepdim=True) + 1e-12)
                 x = x / s
             h = self.drop(self.embed(x.unsqueeze(-1)) + self.pe)
@@ -72,10 +59,34 @@ def main():
             y = self.head(h.flatten(1)).squeeze(-1)
             return y * s.squeeze(-1) if s is not None else y
 
+    return Model
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--function", default="sin", choices=["sin", "sin-exp", "square"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--epochs", type=int, default=100)
+    ap.add_argument("--config", default="code", choices=["code", "quick"])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--scale-inputs", action="store_true",
+                    help="RMS-scaled windows, prediction scaled back (kf's improvement option)")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    import torch
+    from torch import nn
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    np.random.seed(a.seed)
+    d, ff, L, B, lr = (128, 128, 2, 512, 1e-3) if a.config == "code" else (16, 32, 1, 64, 3e-3)
+    T, H = 99, 2
+
+    model_cls = make_model_class(d, ff, L, T, H, a.scale_inputs)
+
     series = f_of(a.function, 0.1 * np.arange(1000))
     X = torch.tensor(np.stack([series[i:i + 99] for i in range(901)]), dtype=torch.float32)
     Y = torch.tensor(series[99:], dtype=torch.float32)
-    model = Model()
+    model = model_cls()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     t0 = time.perf_counter()
     losses = []

@@ -54,30 +54,29 @@ bool split_rows(index m, index n, index k, F&& call) {
 }
 }  // namespace
 
-void gemm(bool trans_a, bool trans_b, index m, index n, index k, float alpha, const float* a,
-          index lda, const float* b, index ldb, float beta, float* c, index ldc) {
+// One body for both precisions: blas_call is cblas_sgemm or cblas_dgemm.
+template <class T, class Blas>
+void gemm_rows(Blas blas_call, bool trans_a, bool trans_b, index m, index n, index k, T alpha,
+               const T* a, index lda, const T* b, index ldb, T beta, T* c, index ldc) {
   if (m == 0 || n == 0) return;
   auto call = [&](index i0, index i1) {
-    cblas_sgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(i1 - i0), bi(n), bi(k), alpha,
-                a + (trans_a ? i0 : i0 * lda), bi(lda < 1 ? 1 : lda), b, bi(ldb < 1 ? 1 : ldb),
-                beta, c + i0 * ldc, bi(ldc < 1 ? 1 : ldc));
+    blas_call(CblasRowMajor, tr(trans_a), tr(trans_b), bi(i1 - i0), bi(n), bi(k), alpha,
+              a + (trans_a ? i0 : i0 * lda), bi(lda < 1 ? 1 : lda), b, bi(ldb < 1 ? 1 : ldb), beta,
+              c + i0 * ldc, bi(ldc < 1 ? 1 : ldc));
   };
   if (split_rows(m, n, k, call)) return;
   const small_gemm_guard one_thread(m, n, k);
   call(0, m);
 }
 
+void gemm(bool trans_a, bool trans_b, index m, index n, index k, float alpha, const float* a,
+          index lda, const float* b, index ldb, float beta, float* c, index ldc) {
+  gemm_rows(cblas_sgemm, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 void gemm(bool trans_a, bool trans_b, index m, index n, index k, double alpha, const double* a,
           index lda, const double* b, index ldb, double beta, double* c, index ldc) {
-  if (m == 0 || n == 0) return;
-  auto call = [&](index i0, index i1) {
-    cblas_dgemm(CblasRowMajor, tr(trans_a), tr(trans_b), bi(i1 - i0), bi(n), bi(k), alpha,
-                a + (trans_a ? i0 : i0 * lda), bi(lda < 1 ? 1 : lda), b, bi(ldb < 1 ? 1 : ldb),
-                beta, c + i0 * ldc, bi(ldc < 1 ? 1 : ldc));
-  };
-  if (split_rows(m, n, k, call)) return;
-  const small_gemm_guard one_thread(m, n, k);
-  call(0, m);
+  gemm_rows(cblas_dgemm, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 bool gemm_is_small(index m, index n, index k) {

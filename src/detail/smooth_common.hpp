@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "detail/counter_mask.hpp"
 #include "kernelformer/kernels.hpp"
 #include "kernelformer/masks.hpp"
 #include "kernelformer/smooth.hpp"
@@ -58,43 +59,27 @@ void check_finite(const_matrix_view<T> a, const char* what) {
                                     ", column " + std::to_string(j));
 }
 
-// Weight dropout (smooth_options::dropout): a 32-bit hash of (seed, i·m + j) decides whether
-// p_ij is kept; 24 bits are compared with the rate. Pure integer arithmetic on 32-bit lanes, so
-// a row of factors vectorizes, and every path that draws it gets the same mask.
-inline std::uint32_t dropout_mix(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
+// Weight dropout (smooth_options::dropout): p_ij is kept when the shared counter mask keeps
+// element i·m + j of the call; kept weights are scaled by 1/(1 − rate).
 struct dropout_mask {
-  std::uint32_t lo = 0, hi = 0, threshold = 0;
+  counter_mask bits;
   index m = 0;
   double scale = 1;
   bool active = false;
   dropout_mask() = default;
   dropout_mask(const smooth_options& opt, index keys)
-      : lo(static_cast<std::uint32_t>(opt.dropout_seed)),
-        hi(static_cast<std::uint32_t>(opt.dropout_seed >> 32)),
-        threshold(static_cast<std::uint32_t>(std::lround(opt.dropout * 16777216.0))),
+      : bits(opt.dropout_seed, opt.dropout),
         m(keys),
         scale(1.0 / (1.0 - opt.dropout)),
         active(opt.dropout > 0) {}
-  bool keep(index i, index j) const {
-    const auto x = static_cast<std::uint32_t>(i * m + j) + lo;
-    return (dropout_mix(dropout_mix(x) ^ hi) >> 8) >= threshold;
-  }
+  bool keep(index i, index j) const { return bits.keep(static_cast<std::uint32_t>(i * m + j)); }
   // f[b] = the factor (0 or scale) of p_{i, j0+b}, b < count.
   template <class T>
   void row(index i, index j0, index count, T* f) const {
-    const auto base = static_cast<std::uint32_t>(i * m + j0) + lo;
+    const auto base = static_cast<std::uint32_t>(i * m + j0);
     const T s = static_cast<T>(scale);
-    for (index b = 0; b < count; ++b) {
-      const std::uint32_t h = dropout_mix(dropout_mix(base + static_cast<std::uint32_t>(b)) ^ hi);
-      f[b] = (h >> 8) >= threshold ? s : T(0);
-    }
+    for (index b = 0; b < count; ++b)
+      f[b] = bits.keep(base + static_cast<std::uint32_t>(b)) ? s : T(0);
   }
 };
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "detail/smooth_common.hpp"
+#include "detail/counter_mask.hpp"
 
 namespace kf::nn {
 
@@ -22,13 +22,10 @@ void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
     for (index n = 0; n < x.rows; ++n) std::copy_n(x.data + n * x.ld, x.cols, y.data + n * y.ld);
     return;
   }
-  // Keep with probability 1 − rate. One 64-bit draw per call seeds a counter-based mask: element
-  // t keeps when 24 bits of a 32-bit hash of (seed, t) reach rate·2²⁴ (rate resolved to 2⁻²⁴).
-  // The hash is integer arithmetic on 32-bit lanes, so rows vectorize and split across threads
-  // with the same result for any thread count (the generator's stream cost more than the layer).
-  const std::uint64_t seed = (*rng)();
-  const auto lo = static_cast<std::uint32_t>(seed), hi = static_cast<std::uint32_t>(seed >> 32);
-  const auto threshold = static_cast<std::uint32_t>(std::lround(rate * 16777216.0));
+  // Keep with probability 1 − rate: one 64-bit draw per call seeds the shared counter mask
+  // (detail/counter_mask.hpp) over the element index — vectorized, split across threads with
+  // the same result for any thread count (the generator's stream cost more than the layer).
+  const detail::counter_mask bits((*rng)(), rate);
   const T scale = static_cast<T>(1.0 / (1.0 - rate));
   const index cols = x.cols;
   c.keep.resize(static_cast<std::size_t>(x.rows * cols));
@@ -38,11 +35,9 @@ void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
     const T* xr = x.data + n * x.ld;
     T* yr = y.data + n * y.ld;
     std::uint8_t* kr = keep + n * cols;
-    const auto base = static_cast<std::uint32_t>(n * cols) + lo;
+    const auto base = static_cast<std::uint32_t>(n * cols);
     for (index i = 0; i < cols; ++i) {
-      const std::uint32_t h =
-          detail::dropout_mix(detail::dropout_mix(base + static_cast<std::uint32_t>(i)) ^ hi);
-      const bool k = (h >> 8) >= threshold;
+      const bool k = bits.keep(base + static_cast<std::uint32_t>(i));
       kr[i] = static_cast<std::uint8_t>(k);
       yr[i] = k ? xr[i] * scale : T(0);
     }

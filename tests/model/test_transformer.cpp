@@ -27,6 +27,23 @@ regressor_config tiny(bool norm_first = false) {
   return c;
 }
 
+// Central differences of loss() against the analytic gradient g, every `stride`-th parameter.
+template <class Loss>
+void expect_fd_gradient(sequence_regressor<double>& m, const std::vector<double>& g, Loss&& loss,
+                        std::size_t stride) {
+  auto vals = m.params().values();
+  for (std::size_t i = 0; i < vals.size(); i += stride) {
+    const double v0 = vals[i];
+    vals[i] = v0 + 1e-6;
+    const double lp = loss();
+    vals[i] = v0 - 1e-6;
+    const double lm = loss();
+    vals[i] = v0;
+    const double fd = (lp - lm) / 2e-6;
+    ASSERT_NEAR(g[i], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "parameter " << i;
+  }
+}
+
 TEST(Regressor, WholeModelFiniteDifferences) {
   for (bool pre : {false, true}) {
     SCOPED_TRACE(pre ? "pre-LN" : "post-LN");
@@ -43,18 +60,8 @@ TEST(Regressor, WholeModelFiniteDifferences) {
     sequence_regressor<double>::mse(pred, y, dpred);
     m.backward(dpred);
     const std::vector<double> g(m.params().grads().begin(), m.params().grads().end());
-    auto vals = m.params().values();
     // Every 5th parameter (each layer checks all of its own in tests/nn/test_layers.cpp).
-    for (std::size_t i = 0; i < vals.size(); i += 5) {
-      const double v0 = vals[i];
-      vals[i] = v0 + 1e-6;
-      const double lp = loss();
-      vals[i] = v0 - 1e-6;
-      const double lm = loss();
-      vals[i] = v0;
-      const double fd = (lp - lm) / 2e-6;
-      ASSERT_NEAR(g[i], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "parameter " << i;
-    }
+    expect_fd_gradient(m, g, loss, 5);
   }
 }
 
@@ -82,17 +89,7 @@ TEST(Regressor, FiniteDifferencesScaledInputsAndDropout) {
   sequence_regressor<double>::mse(pred, y, dpred);
   m.backward(dpred);
   const std::vector<double> g(m.params().grads().begin(), m.params().grads().end());
-  auto vals = m.params().values();
-  for (std::size_t i = 0; i < vals.size(); i += 3) {
-    const double v0 = vals[i];
-    vals[i] = v0 + 1e-6;
-    const double lp = loss();
-    vals[i] = v0 - 1e-6;
-    const double lm = loss();
-    vals[i] = v0;
-    const double fd = (lp - lm) / 2e-6;
-    ASSERT_NEAR(g[i], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "parameter " << i;
-  }
+  expect_fd_gradient(m, g, loss, 3);
   // Dropout on: training-mode output differs from evaluation.
   std::vector<double> ev(3);
   m.forward(x.cview(), ev, nullptr);
