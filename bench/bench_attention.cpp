@@ -114,14 +114,15 @@ void BM_heads_fwd_bwd(benchmark::State& st) {
 }
 
 // range(1): 0 gaussian, 1 laplacian, 2 cauchy, 3 epanechnikov (support wide enough to keep
-// every pair of these random points: the same work as exp_dot, no tile skipped).
+// every pair of these random points: the same work as exp_dot, no tile skipped), 4 periodic.
 void BM_heads_kernel(benchmark::State& st) {
   const index n = st.range(0);
   heads x(n);
   const kf::kernel_spec kern = st.range(1) == 0   ? kf::kernel_spec(kf::kernel_gaussian{8.0})
                                : st.range(1) == 1 ? kf::kernel_spec(kf::kernel_laplacian{8.0})
                                : st.range(1) == 2 ? kf::kernel_spec(kf::kernel_cauchy{8.0})
-                                                  : kf::kernel_spec(kf::kernel_epanechnikov{40.0});
+                               : st.range(1) == 3 ? kf::kernel_spec(kf::kernel_epanechnikov{40.0})
+                                                  : kf::kernel_spec(kf::kernel_periodic{8.0, 20.0});
   st.SetLabel(kf::kernel_describe(kern));
   for (auto _ : st) forward(x, kern, kf::mask::none());
   rate(st, n, 4);
@@ -191,7 +192,7 @@ BENCHMARK(BM_heads_fwd_bwd)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_heads_kernel)
-    ->ArgsProduct({{1024, 4096}, {0, 1, 2, 3}})
+    ->ArgsProduct({{1024, 4096}, {0, 1, 2, 3, 4}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_layer_forward)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();

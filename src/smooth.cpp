@@ -18,6 +18,7 @@
 #include <atomic>
 
 #include "detail/smooth_tiles.hpp"
+#include "detail/vec_exp.hpp"
 
 namespace kf {
 namespace detail::tiles {
@@ -53,9 +54,8 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
             pa.setZero();
             continue;
           }
-          pa = (wa - nmax).exp();  // vectorized; Eigen's select() is not, so mask after
-          for (index b = 0; b < bk; ++b)
-            if (wa[b] == kNegInf<T>) pa[b] = T(0);
+          pa = wa - nmax;
+          detail::exp_inplace(pa.data(), bk);  // vectorized, ISA chosen at run time; exp(−inf) = 0
           const T scale = std::exp(mx[a] - nmax);  // exp(−inf) = 0 on the first contribution
           sum[a] = sum[a] * scale + pa.sum();
           if (scale != T(1))
@@ -72,13 +72,26 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
           pl.drop.row(i0 + a, j0, bk, sc.keep.data());
           array_map<T>(pm + a * kBk, bk) *= array_map<T>(sc.keep.data(), bk);
         }
-      detail::gemm(false, false, bq, dv, bk, T(1), pm, kBk, pl.v.row(j0), pl.v.ld, T(1), acc.data(),
-                   dv);
-      if (want_sq) {  // the squared tile goes through sc.g (unused by the forward pass)
-        for (index a = 0; a < bq; ++a)
-          array_map<T>(sc.g.data() + a * kBk, bk) = array_map<T>(pm + a * kBk, bk).square();
-        detail::gemm(false, false, bq, dv, bk, T(1), sc.g.data(), kBk, pl.v.row(j0), pl.v.ld, T(1),
-                     acc_sq.data(), dv);
+      if (dv <= kNarrowDv) {  // regression's few value columns: dot products, no GEMM packing
+        for (index a = 0; a < bq; ++a) {
+          const T* pa = pm + a * kBk;
+          using vec = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+          const vec prow(pa, bk);
+          for (index c = 0; c < dv; ++c) {
+            const vec vc(pl.value_column(c) + j0, bk);
+            acc[a * dv + c] += prow.dot(vc);
+            if (want_sq) acc_sq[a * dv + c] += prow.cwiseAbs2().dot(vc);
+          }
+        }
+      } else {
+        detail::gemm(false, false, bq, dv, bk, T(1), pm, kBk, pl.v.row(j0), pl.v.ld, T(1),
+                     acc.data(), dv);
+        if (want_sq) {  // the squared tile goes through sc.g (unused by the forward pass)
+          for (index a = 0; a < bq; ++a)
+            array_map<T>(sc.g.data() + a * kBk, bk) = array_map<T>(pm + a * kBk, bk).square();
+          detail::gemm(false, false, bq, dv, bk, T(1), sc.g.data(), kBk, pl.v.row(j0), pl.v.ld,
+                       T(1), acc_sq.data(), dv);
+        }
       }
     }
     for (index a = 0; a < bq; ++a) {

@@ -7,8 +7,10 @@
 //   sqdist: dQ_i += 2 Σ_j dS_ij (q_i − k_j),  dK_j −= 2 Σ_i dS_ij (q_i − k_j)
 // Query blocks run in parallel; dK and dV are accumulated per thread and summed at the end.
 #include <array>
+#include <type_traits>
 
 #include "detail/smooth_tiles.hpp"
+#include "detail/vec_exp.hpp"
 
 namespace kf::detail::tiles {
 namespace {
@@ -102,9 +104,8 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
         if (!row_ok[a])
           pa.setZero();
         else if (logd) {
-          pa = (wa - lse[static_cast<std::size_t>(i0 + a)]).exp();  // vectorized, then mask
-          for (index b = 0; b < bk; ++b)
-            if (wa[b] == kNegInf<T>) pa[b] = T(0);
+          pa = wa - lse[static_cast<std::size_t>(i0 + a)];
+          detail::exp_inplace(pa.data(), bk);  // vectorized; exp(−inf) = 0 (masked entries)
         } else
           pa = wa * inv_sum[a];
       }
@@ -144,6 +145,19 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
         double dpar = 0;
         std::visit(
             [&](const auto& kk) {
+              using K = std::decay_t<decltype(kk)>;
+              if constexpr (std::is_same_v<K, kernel_exp_dot> ||
+                            std::is_same_v<K, kernel_gaussian>) {
+                // A constant dweight (attention's kernel, the Gaussian): dS = C·dweight, one
+                // vectorized pass (C is already 0 where the weight is masked or empty).
+                if (!direct_in_product && !want_dparam) {
+                  const T dw = kk.template dweight<T>(T(0));
+                  for (index a = 0; a < bq; ++a)
+                    array_map<T>(sc.p.data() + a * kBk, bk) =
+                        array_map<T>(sc.g.data() + a * kBk, bk) * dw;
+                  return;
+                }
+              }
               for (index a = 0; a < bq; ++a) {
                 const T* sa = sc.s[f].data() + a * kBk;
                 const T* ca = sc.g.data() + a * kBk;

@@ -23,7 +23,8 @@ namespace {
 struct experiment_options {
   std::string config = "quick", functions = "sin,sin-exp,square", kernels = "exp_dot",
               seeds = "0,1,2", out;
-  index epochs = 0;
+  index epochs = 0, batch = 0;
+  double lr = 0;
   bool norm_first = false, scale_inputs = false, cosine_lr = false, quiet = false;
 };
 
@@ -62,6 +63,8 @@ void run(const experiment_options& o) {
     throw user_error("--seeds: a seed is out of range");
   }
   if (o.epochs < 0) throw user_error("--epochs must be positive");
+  if (o.batch < 0) throw user_error("--batch must be positive");
+  if (o.lr < 0 || !std::isfinite(o.lr)) throw user_error("--lr must be a positive number");
   if (!o.out.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.out, ec);
@@ -70,8 +73,10 @@ void run(const experiment_options& o) {
   }
   model::train_options to;
   to.epochs = o.epochs > 0 ? o.epochs : (o.config == "quick" ? 20 : 100);
-  to.batch = o.config == "quick" ? 64 : 512;
-  to.lr = o.config == "quick" ? 3e-3 : 1e-3;
+  const index default_batch = o.config == "quick" ? 64 : 512;
+  const double default_lr = o.config == "quick" ? 3e-3 : 1e-3;
+  to.batch = o.batch > 0 ? o.batch : default_batch;
+  to.lr = o.lr > 0 ? o.lr : default_lr;
   to.cosine_lr = o.cosine_lr;
 
   const int total = int(fns.size() * kerns.size() * seeds.size());
@@ -82,6 +87,8 @@ void run(const experiment_options& o) {
   if (o.norm_first) improvements.emplace_back("pre-LN");
   if (o.scale_inputs) improvements.emplace_back("RMS-scaled windows");
   if (o.cosine_lr) improvements.emplace_back("warmup + cosine lr");
+  if (to.batch != default_batch) improvements.emplace_back(fmt::format("batch {}", to.batch));
+  if (to.lr != default_lr) improvements.emplace_back(fmt::format("lr {}", to.lr));
   if (!improvements.empty()) setting = fmt::format("improved ({})", fmt::join(improvements, ", "));
   std::string md = fmt::format(
       "Transformer: {} config, {}, {} epochs, batch {}, Adam lr {}.\n\n"
@@ -247,6 +254,12 @@ void add_experiment(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seeds", o->seeds, "comma-separated seeds")->capture_default_str();
   sub->add_option("--epochs", o->epochs, "epochs per run (default: 20 quick, 100 otherwise)");
+  sub->add_option("--batch", o->batch,
+                  "batch size (default: 64 quick, 512 otherwise; another size is an improvement "
+                  "option: more, smaller steps per epoch)");
+  sub->add_option("--lr", o->lr,
+                  "Adam learning rate (default: 3e-3 quick, 1e-3 otherwise; another rate is an "
+                  "improvement option)");
   sub->add_flag("--pre-ln", o->norm_first, "pre-LN blocks (an improvement option)");
   sub->add_flag("--scale-inputs", o->scale_inputs,
                 "RMS-scaled windows, prediction scaled back (an improvement option)");

@@ -809,13 +809,6 @@ void language_model(report& rep, bool full, std::vector<std::vector<std::string>
 }
 
 void run(const report_options& o) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(fs::path(o.out) / "figures", ec);
-  if (ec)
-    throw user_error(fmt::format("--out {}: cannot create directory ({})", o.out, ec.message()));
-  const auto t0 = std::chrono::steady_clock::now();
-  report rep(o.out);
   std::vector<std::vector<std::string>> diag;
   const std::vector<std::string> all = {"seed000", "seed001",  "seed004", "seed002",
                                         "seed003", "periodic", "lm"};
@@ -827,6 +820,13 @@ void run(const report_options& o) {
           fmt::format("--sections: unknown section '{}' (seed000, seed001, seed004, "
                       "seed002, seed003, periodic, lm, or all)",
                       c));
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(fs::path(o.out) / "figures", ec);
+  if (ec)
+    throw user_error(fmt::format("--out {}: cannot create directory ({})", o.out, ec.message()));
+  const auto t0 = std::chrono::steady_clock::now();
+  report rep(o.out);
   auto step = [&](const std::string& id, const char* what, auto&& fn) {
     if (std::find(chosen.begin(), chosen.end(), id) == chosen.end()) return;
     if (!o.quiet) fmt::print("kf report: {}\n", what);

@@ -11,8 +11,10 @@
 #include <limits>
 #include <mutex>
 #include <new>
+#include <numbers>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -24,6 +26,7 @@ namespace kf::detail::tiles {
 constexpr index kBq = 64;         // query rows per tile
 constexpr index kBk = 256;        // keys per tile
 constexpr index kDirectMaxD = 8;  // sqdist factors this narrow use direct differences
+constexpr index kNarrowDv = 4;    // this few value columns: P·V by dot products, not GEMM
 
 template <class T>
 constexpr T kNegInf = -std::numeric_limits<T>::infinity();
@@ -91,14 +94,13 @@ struct arg_engine {
     if (direct) {
       for (index a = 0; a < bq; ++a) {
         T* sa = s + a * kBk;
-        std::fill(sa, sa + bk, T(0));
         for (index c = 0; c < df; ++c) {
           const T qc = qv(i0 + a, c);
           const T* kc = kt.data() + c * kt.cols() + j0;
-          for (index b = 0; b < bk; ++b) {
-            const T t = qc - kc[b];
-            sa[b] += t * t;
-          }
+          if (c == 0)
+            for (index b = 0; b < bk; ++b) sa[b] = (qc - kc[b]) * (qc - kc[b]);
+          else
+            for (index b = 0; b < bk; ++b) sa[b] += (qc - kc[b]) * (qc - kc[b]);
         }
       }
       return;
@@ -167,6 +169,7 @@ struct plan {
   detail::resolved_kernel rk;
   detail::scaled_inputs<T> in;
   const_matrix_view<T> v;
+  matrix<T> vt;  // V transposed (dv × m) when dv ≤ kNarrowDv: contiguous value columns
   const mask* msk = nullptr;
   std::vector<arg_engine<T>> engines;              // one per kernel factor
   std::optional<arg_engine<T>> dist;               // |q − k|² on all columns (radius, top-k)
@@ -187,6 +190,11 @@ struct plan {
     d = q.cols;
     dv = vv.cols;
     drop = detail::dropout_mask(opt, m);
+    if (dv <= kNarrowDv && !(dv == 1 && vv.ld == 1)) {
+      vt = matrix<T>(dv, m);
+      for (index j = 0; j < m; ++j)
+        for (index c = 0; c < dv; ++c) vt(c, j) = vv(j, c);
+    }
     for (const auto& f : rk.factors) {
       engines.emplace_back(f.arg, f.c0, f.c1, in.q, in.k);
       if (f.compact) {
@@ -204,6 +212,8 @@ struct plan {
     if (mk.needs_distance()) dist_box.emplace(in.k, 0, d);
     threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
   }
+  // Value column c, contiguous (dv ≤ kNarrowDv).
+  const T* value_column(index c) const { return vt.size() == 0 ? v.data : vt.data() + c * m; }
   const arg_engine<T>& dist_engine() const { return dist ? *dist : engines[0]; }
   index query_blocks() const { return (n + kBq - 1) / kBq; }
   index key_blocks() const { return (m + kBk - 1) / kBk; }
@@ -264,6 +274,34 @@ bool tile_active(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index kb
   return true;
 }
 
+// Kernels whose weight calls a libm function that does not vectorize (sin, log1p): the tile's
+// log-weights by Eigen's vectorized array functions. Returns false for the other kernels (their
+// per-element weight() vectorizes as it is). log(1 + u) for log1p(u) errs by ~1 ulp absolute in
+// the log-weight, i.e. ~1 ulp relative in the weight.
+template <class T, class K>
+bool vector_weights(const K& kk, const T* s, T* w, index bq, index bk, bool first) {
+  auto apply = [&](auto&& fn) {
+    for (index a = 0; a < bq; ++a) {
+      Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> sa(s + a * kBk, bk);
+      array_map<T> wa(w + a * kBk, bk);
+      if (first)
+        wa = fn(sa);
+      else
+        wa += fn(sa);
+    }
+    return true;
+  };
+  if constexpr (std::is_same_v<K, kernel_periodic>) {
+    const T c = T(std::numbers::pi / kk.period), g = T(-2.0 / (kk.bandwidth * kk.bandwidth));
+    return apply([&](const auto& sa) { return g * (c * sa.sqrt()).sin().square(); });
+  } else if constexpr (std::is_same_v<K, kernel_cauchy>) {
+    const T c = T(1.0 / (kk.bandwidth * kk.bandwidth));
+    return apply([&](const auto& sa) { return -(T(1) + c * sa).log(); });
+  } else {
+    return false;
+  }
+}
+
 // Fills sc.w with the tile's weights (log-weights in the log domain), with masked-out entries set
 // to −inf (log) or 0 (direct) and recorded in sc.allowed. Also leaves the factor arguments in
 // sc.s[f] for the backward pass.
@@ -276,6 +314,7 @@ void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0
     const bool to_log = logd && !pl.rk.factors[f].log_domain;
     std::visit(
         [&](const auto& kk) {
+          if (!to_log && vector_weights(kk, sc.s[f].data(), sc.w.data(), bq, bk, f == 0)) return;
           for (index a = 0; a < bq; ++a) {
             const T* sa = sc.s[f].data() + a * kBk;
             T* wa = sc.w.data() + a * kBk;

@@ -1,0 +1,42 @@
+// Internal: exp over arrays, vectorized, with the instruction set chosen at run time.
+//
+// The smoother's tiles spend most of their time in exp (Eigen's double exp divides, and Eigen
+// picks its vector width when the library is compiled). Here one plain loop — Cody–Waite range
+// reduction x = n·ln2 + r, a Taylor polynomial for e^r, 2^n built from the exponent bits — is
+// compiled three times: with the build's own flags ("baseline": SSE2 for a portable build), for
+// AVX2+FMA and for AVX-512; the first call picks the widest one this CPU runs
+// (KF_SIMD=baseline|avx2|avx512 selects another available one, e.g. to compare).
+// A portable build therefore runs AVX2 or AVX-512 code where the CPU has it, and never an
+// instruction the CPU lacks.
+//
+// Contract (tests/test_vec_exp.cpp ties every variant to std::exp):
+//   - relative error ≤ 4 ulp for normal results; exp(0) = 1 exactly;
+//   - arguments below −708 (double) / −87 (float), including −inf, give exactly 0 (results that
+//     would be subnormal are flushed: the smoother uses exp(w − max) ≤ 1, where such weights are
+//     below 1e-307 / 1e-38 of the row's largest);
+//   - arguments above 709 / 88 are clamped there (finite); NaN is not supported (callers never
+//     pass one: inputs are checked or come from finite parameters).
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "kernelformer/tensor.hpp"
+
+namespace kf::detail {
+
+void exp_inplace(float* x, index n);
+void exp_inplace(double* x, index n);
+
+// The variants compiled in; `available` says whether this CPU runs them.
+struct exp_variant {
+  const char* isa;  // "baseline", "avx2", "avx512"
+  bool available;
+  void (*exp_f)(float*, index);
+  void (*exp_d)(double*, index);
+};
+std::span<const exp_variant> exp_variants();
+// The variant exp_inplace uses (after KF_SIMD), e.g. "avx2".
+std::string exp_isa();
+
+}  // namespace kf::detail

@@ -1,0 +1,89 @@
+// The vectorized exp (src/detail/vec_exp.hpp): every variant this CPU runs against std::exp, and
+// its documented edges.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "detail/vec_exp.hpp"
+
+namespace kf::detail {
+namespace {
+
+template <class T>
+void expect_close_to_std_exp(void (*fn)(T*, index), const char* isa, T lo, T hi, double max_ulp) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u{double(lo), double(hi)};
+  std::vector<T> x(10007);  // odd length: the vector loop's remainder runs too
+  for (auto& v : x) v = T(u(rng));
+  x[0] = T(0);
+  x[1] = lo;
+  x[2] = hi;
+  std::vector<T> y = x;
+  fn(y.data(), index(y.size()));
+  const double eps = std::numeric_limits<T>::epsilon();
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(double(x[i]));
+    worst = std::max(worst, std::abs(double(y[i]) - want) / want / eps);
+  }
+  EXPECT_LE(worst, max_ulp) << isa << " on [" << lo << ", " << hi << "]";
+  EXPECT_EQ(y[0], T(1)) << isa << ": exp(0) is exactly 1";
+}
+
+TEST(VecExp, EveryAvailableVariantMatchesStdExp) {
+  int ran = 0;
+  for (const auto& v : exp_variants()) {
+    if (!v.available) continue;
+    ++ran;
+    expect_close_to_std_exp<double>(v.exp_d, v.isa, -708.0, 0.0, 4);
+    expect_close_to_std_exp<double>(v.exp_d, v.isa, -1.0, 1.0, 4);
+    expect_close_to_std_exp<double>(v.exp_d, v.isa, 0.0, 709.0, 4);
+    expect_close_to_std_exp<float>(v.exp_f, v.isa, -87.0f, 0.0f, 4);
+    expect_close_to_std_exp<float>(v.exp_f, v.isa, -1.0f, 1.0f, 4);
+    expect_close_to_std_exp<float>(v.exp_f, v.isa, 0.0f, 88.0f, 4);
+  }
+  EXPECT_GE(ran, 1);
+  EXPECT_STREQ(exp_variants()[0].isa, "baseline");
+}
+
+TEST(VecExp, EdgesAreDocumented) {
+  for (const auto& v : exp_variants()) {
+    if (!v.available) continue;
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> d = {-inf, -1e300, -745.0, -708.5, 710.0, 1e300};
+    v.exp_d(d.data(), index(d.size()));
+    EXPECT_EQ(d[0], 0.0) << v.isa;  // masked entries (−inf) weigh exactly 0
+    EXPECT_EQ(d[1], 0.0) << v.isa;
+    EXPECT_EQ(d[2], 0.0) << v.isa;
+    EXPECT_EQ(d[3], 0.0) << v.isa;  // would be subnormal-adjacent: flushed
+    EXPECT_TRUE(std::isfinite(d[4]) && d[4] > 1e307) << v.isa;  // clamped at exp(709)
+    EXPECT_TRUE(std::isfinite(d[5])) << v.isa;
+    const float finf = std::numeric_limits<float>::infinity();
+    std::vector<float> f = {-finf, -1e30f, -87.5f, 89.0f};
+    v.exp_f(f.data(), index(f.size()));
+    EXPECT_EQ(f[0], 0.0f) << v.isa;
+    EXPECT_EQ(f[1], 0.0f) << v.isa;
+    EXPECT_EQ(f[2], 0.0f) << v.isa;
+    EXPECT_TRUE(std::isfinite(f[3]) && f[3] > 1e38f) << v.isa;
+  }
+}
+
+TEST(VecExp, DispatchUsesAnAvailableVariant) {
+  const std::string isa = exp_isa();
+  bool found = false;
+  for (const auto& v : exp_variants()) found = found || (v.available && isa == v.isa);
+  EXPECT_TRUE(found) << isa;
+  // The chosen variant agrees with the baseline to rounding.
+  std::vector<double> a(1000), b;
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = -0.05 * double(i);
+  b = a;
+  exp_inplace(a.data(), index(a.size()));
+  exp_variants()[0].exp_d(b.data(), index(b.size()));
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 4e-16 * b[i]) << i;
+}
+
+}  // namespace
+}  // namespace kf::detail
