@@ -39,7 +39,7 @@ void dropout::forward(matrix_view<T> y, const_matrix_view<T> x, cache& c,
     for (index i = 0; i < cols; ++i) {
       const bool k = bits.keep(base + static_cast<std::uint32_t>(i));
       kr[i] = static_cast<std::uint8_t>(k);
-      yr[i] = k ? xr[i] * scale : T(0);
+      yr[i] = xr[i] * (k ? scale : T(0));  // a select of constants: the loop vectorizes
     }
   }
 }
