@@ -16,6 +16,10 @@ Every kf figure is measured in the same run as its Python baseline (--only picks
              PyTorch's softmax(Q K^T / sqrt(d)) V at n = 4,096, 8 heads x 64, float32 (its own
              process, growth of peak RSS around the call). Target: <= 64 MiB beyond
              inputs/output.
+  kernels    bench_attention's distance kernels (gaussian, laplacian, cauchy, epanechnikov,
+             periodic) against exp_dot at the attention shape (target: within 1.3x), and
+             bench_regression's kernel_1d: compact kernels with small supports against the
+             gaussian at seed 001's scale.
   threads    1 -> 2 thread speed-up: bench_regression's seed001 double (its threads argument) and
              bench_attention's heads_forward/1024/0 (OMP_NUM_THREADS=1 vs 2).
 Threads: 2 everywhere (the target machine has 2 cores): OMP_NUM_THREADS=2 for the kf binaries
@@ -29,7 +33,7 @@ Build the binaries first (release preset):
     cmake --build --preset release --target bench_regression bench_smooth bench_attention
 Reproduce:
     /usr/bin/python3 python/bench_vs_python.py
-Usage: /usr/bin/python3 python/bench_vs_python.py [--only seed001,loocv,attention,memory,threads]
+Usage: /usr/bin/python3 python/bench_vs_python.py [--only seed001,loocv,attention,kernels,memory,threads]
        [--repeats 5] [--min-time 1.0] [--sizes 1024,4096] [--skip-statsmodels]
        [--bench-dir build/release/bench] [--json OUT.json]
 """
@@ -52,9 +56,10 @@ ROOT = os.path.normpath(os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 import bench_attention_vs_torch as att  # noqa: E402  (time_ms; its table runs as a subprocess)
 
-SECTIONS = ("seed001", "loocv", "attention", "memory", "threads")
+SECTIONS = ("seed001", "loocv", "attention", "kernels", "memory", "threads")
 BINARIES = {"seed001": ["bench_regression"], "loocv": ["bench_regression"],
-            "attention": ["bench_attention"], "memory": ["bench_smooth"],
+            "attention": ["bench_attention"], "kernels": ["bench_attention", "bench_regression"],
+            "memory": ["bench_smooth"],
             "threads": ["bench_regression", "bench_attention"]}
 THREADS = 2
 SEED001_N, SEED001_M = 100_000, 1_000
@@ -356,7 +361,7 @@ def torch_memory(n):
 
 
 def section_memory(a, out):
-    print("## 4. Peak extra memory (beyond inputs and output)\n")
+    print("## 5. Peak extra memory (beyond inputs and output)\n")
     # memory_64k alone in its process: its peak_rss_MiB is then the growth from a fresh start.
     kf = gbench(binary(a.bench_dir, "bench_smooth"), "memory_64k", 1)
     e = kf[("memory_64k",)]
@@ -387,8 +392,45 @@ def section_memory(a, out):
 # 5. Thread scaling 1 -> 2
 # ---------------------------------------------------------------------------------------------
 
+KERNELS = ["gaussian", "laplacian", "cauchy", "epanechnikov", "periodic"]  # heads_kernel's arg
+
+
+def section_kernels(a, out):
+    """Distance kernels against exp_dot (attention shape) and compact supports (1-D regression)."""
+    print("## 4. Distance kernels against exp_dot, compact supports\n")
+    sizes = [int(x) for x in a.sizes.split(",")]
+    filt = "^BM_heads_(forward|kernel)/(" + "|".join(map(str, sizes)) + ")/[0-9](/|$)"
+    e = gbench(binary(a.bench_dir, "bench_attention"), filt, a.repeats, a.min_time)
+    rows, res = [], {}
+    for n in sizes:
+        base = e[("heads_forward", n, 0)]["seconds"]
+        rows.append([str(n), "exp_dot", f(1e3 * base, ".1f"), "1.00x", "—"])
+        for i, name in enumerate(KERNELS):
+            t = e[("heads_kernel", n, i)]["seconds"]
+            rows.append([str(n), name, f(1e3 * t, ".1f"), f"{t / base:.2f}x", met(t / base <= 1.3)])
+            res[f"{name}_{n}"] = {"seconds": t, "vs_exp_dot": t / base}
+        res[f"exp_dot_{n}"] = {"seconds": base}
+    print(f"Forward, {att.H} heads × {att.D}, float32, 2 threads, random normal q, k, v "
+          "(compact supports wide enough to keep every pair: the same work as exp_dot).\n")
+    table(["n", "kernel", "ms", "time / exp_dot", "≤ 1.3x"], rows)
+    r = gbench(binary(a.bench_dir, "bench_regression"), "^BM_kernel_1d/[0-3](/|$)", a.repeats,
+               a.min_time)
+    labels = ["gaussian h = 0.316 (seed 001's)", "epanechnikov h = 0.7", "epanechnikov h = 0.05",
+              "boxcar h = 0.05"]
+    base = r[("kernel_1d", 0)]["seconds"]
+    rows = []
+    for i, lab in enumerate(labels):
+        t = r[("kernel_1d", i)]["seconds"]
+        rows.append([lab, f(1e3 * t, ".2f"), f"{base / t:.1f}x"])
+        res[f"kernel_1d_{i}"] = {"label": lab, "seconds": t}
+    print("1-D regression, seed 001's data at n = 100,000 × 1,000 queries, x sorted, double, "
+          "2 threads: compact kernels skip the key tiles outside their support.\n")
+    table(["kernel", "ms", "speed-up over gaussian"], rows)
+    out["kernels"] = res
+
+
 def section_threads(a, out):
-    print("## 5. Thread scaling, 1 → 2 threads\n")
+    print("## 6. Thread scaling, 1 → 2 threads\n")
     reg = gbench(binary(a.bench_dir, "bench_regression"),
                  f"seed001_double/{SEED001_N}/{SEED001_M}/(1|2)(/|$)", a.repeats, a.min_time)
     t_reg = {t: reg[("seed001_double", SEED001_N, SEED001_M, t)]["seconds"] for t in (1, 2)}
@@ -448,7 +490,7 @@ def main():
     sys.stdout.flush()
     out = {"meta": m, "options": vars(a)}
     run = {"seed001": section_seed001, "loocv": section_loocv, "attention": section_attention,
-           "memory": section_memory, "threads": section_threads}
+           "kernels": section_kernels, "memory": section_memory, "threads": section_threads}
     for s in SECTIONS:
         if s in only:
             run[s](a, out)
