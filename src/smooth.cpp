@@ -1,7 +1,7 @@
 // The fast path of the smoothing primitive (contracts in kernelformer/smooth.hpp).
 //
-// Queries are cut into blocks of kBq rows (one OpenMP task each), keys into blocks of kBk. For a
-// (query block, key block) tile:
+// Queries are cut into blocks of up to kBq rows (plan::forward_rows; one OpenMP task each), keys
+// into blocks of kBk. For a (query block, key block) tile:
 //   1. the mask classifies the tile (out → skipped; compact kernels also skip tiles whose
 //      bounding boxes are farther apart than the support);
 //   2. each kernel factor's argument tile S = Q·Kᵀ (dot) or |q − k|² (sqdist) is computed — by
@@ -31,8 +31,9 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
   std::atomic<index> empty{0};
   const index dv = pl.dv;
   const bool want_sq = !out_sq.empty();
-  parallel_blocks(pl, [&](scratch<T>& sc, index qb) {
-    const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
+  const index rows = pl.forward_rows();
+  parallel_blocks(pl, rows, [&](scratch<T>& sc, index qb) {
+    const index i0 = qb * rows, bq = std::min(rows, pl.n - i0);
     std::vector<T> acc(static_cast<std::size_t>(bq * dv), T(0));
     std::vector<T> acc_sq(want_sq ? static_cast<std::size_t>(bq * dv) : 0, T(0));  // Σ p² v
     std::vector<T> mx(static_cast<std::size_t>(bq), kNegInf<T>),

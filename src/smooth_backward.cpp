@@ -78,11 +78,12 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
   std::vector<std::vector<T>> dk_t(nt), dv_t(nt);
   std::vector<std::array<double, 2>> dparam_t(nt, {0.0, 0.0});
 
-  parallel_blocks(pl, [&](scratch<T>& sc, index qb) {
+  const index rows = pl.backward_rows();
+  parallel_blocks(pl, rows, [&](scratch<T>& sc, index qb) {
     const auto tid = static_cast<std::size_t>(omp_get_thread_num());
     if (want_dk && dk_t[tid].empty()) dk_t[tid].assign(static_cast<std::size_t>(m * d), T(0));
     if (want_dv && dv_t[tid].empty()) dv_t[tid].assign(static_cast<std::size_t>(m * dv), T(0));
-    const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
+    const index i0 = qb * rows, bq = std::min(rows, pl.n - i0);
     std::vector<T> dq_blk(static_cast<std::size_t>(bq * d), T(0));
     std::vector<T> dot_do(static_cast<std::size_t>(bq), T(0)),
         inv_sum(static_cast<std::size_t>(bq));

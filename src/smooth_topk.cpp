@@ -28,8 +28,9 @@ std::vector<std::vector<index>> select_topk(const plan<T>& pl) {
     return a.j < b.j;
   };
   std::vector<std::vector<index>> sel(static_cast<std::size_t>(pl.n));
-  parallel_blocks(pl, [&](scratch<T>& sc, index qb) {
-    const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
+  const index rows = kBqTopk;
+  parallel_blocks(pl, rows, [&](scratch<T>& sc, index qb) {
+    const index i0 = qb * rows, bq = std::min(rows, pl.n - i0);
     std::vector<std::vector<candidate>> heaps(static_cast<std::size_t>(bq));
     for (index kb = 0; kb < pl.key_blocks(); ++kb) {
       bool partial = false;
@@ -73,8 +74,9 @@ smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, matrix_view<T> 
                           std::span<T> lse) {
   const auto sel = select_topk(pl);
   std::atomic<index> empty{0};
-  parallel_blocks(pl, [&](scratch<T>&, index qb) {
-    const index i0 = qb * kBq, bq = std::min(kBq, pl.n - i0);
+  const index rows = kBqTopk;
+  parallel_blocks(pl, rows, [&](scratch<T>&, index qb) {
+    const index i0 = qb * rows, bq = std::min(rows, pl.n - i0);
     for (index i = i0; i < i0 + bq; ++i) {
       const auto r = evaluate_pairs(i, sel[static_cast<std::size_t>(i)], pl.in.q, pl.in.k, pl.rk);
       for (index c = 0; c < pl.dv; ++c) {
