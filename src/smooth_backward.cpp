@@ -80,7 +80,7 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
 
   const index rows = pl.backward_rows();
   parallel_blocks(pl, rows, [&](scratch<T>& sc, index qb) {
-    const auto tid = static_cast<std::size_t>(omp_get_thread_num());
+    const auto tid = static_cast<std::size_t>(block_thread());
     if (want_dk && dk_t[tid].empty()) dk_t[tid].assign(static_cast<std::size_t>(m * d), T(0));
     if (want_dv && dv_t[tid].empty()) dv_t[tid].assign(static_cast<std::size_t>(m * dv), T(0));
     const index i0 = qb * rows, bq = std::min(rows, pl.n - i0);
