@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <numeric>
 #include <random>
@@ -108,9 +109,37 @@ double nw_forecaster::predict(const std::vector<double>& window) const {
   return out(0, 0) * s;
 }
 
-nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled) {
+namespace {
+
+// Rollout MSE of a forecaster over the last kSteps training values, its keys restricted to the
+// windows whose next value comes before them.
+double holdout_rollout_mse(const periodic_data& d, const nw_forecaster& full, double h) {
+  const index steps = periodic_data::kSteps, win = periodic_data::kWindow;
+  const index first = d.train_x.rows() - steps;  // window whose next value is the first held out
+  nw_forecaster f;
+  f.scaled = full.scaled;
+  f.bandwidth = h;
+  f.keys = matrix<double>(first, win);
+  std::copy_n(full.keys.data(), first * win, f.keys.data());
+  f.values.assign(full.values.begin(), full.values.begin() + first);
+  std::vector<double> ctx(d.series.begin() + first, d.series.begin() + first + win);
+  double sse = 0;
+  for (index s = 0; s < steps; ++s) {
+    const std::vector<double> w(ctx.end() - win, ctx.end());
+    const double p = f.predict(w);
+    const double e = p - d.series[static_cast<std::size_t>(first + win + s)];
+    sse += e * e;
+    ctx.push_back(p);
+  }
+  return sse / double(steps);
+}
+
+}  // namespace
+
+nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled, nw_bandwidth_rule rule) {
   nw_forecaster f;
   f.scaled = scaled;
+  f.rule = rule;
   f.keys = matrix<double>(d.train_x.rows(), d.train_x.cols());
   for (index i = 0; i < f.keys.size(); ++i) f.keys.data()[i] = d.train_x.data()[i];
   f.values.assign(d.train_y.begin(), d.train_y.end());
@@ -121,6 +150,19 @@ nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled) {
       for (index c = 0; c < f.keys.cols(); ++c) row[c] /= s;
       f.values[static_cast<std::size_t>(r)] /= s;
     }
+  if (rule == nw_bandwidth_rule::rollout) {
+    // A geometric grid over [0.02, 5] (32 points); the smallest h wins a tie.
+    f.validation_mse = std::numeric_limits<double>::infinity();
+    for (int g = 0; g < 32; ++g) {
+      const double h = 0.02 * std::pow(250.0, double(g) / 31.0);
+      const double mse = holdout_rollout_mse(d, f, h);
+      if (mse < f.validation_mse) {
+        f.validation_mse = mse;
+        f.bandwidth = h;
+      }
+    }
+    return f;
+  }
   // One isotropic bandwidth over the 99-dimensional windows, chosen by leave-one-out CV over
   // h ∈ [0.01, 10] (the windows of adjacent samples are ~0.7 apart).
   const auto r = bandwidth_search(

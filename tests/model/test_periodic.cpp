@@ -46,6 +46,25 @@ TEST(Periodic, NadarayaWatsonForecasterOnSin) {
   EXPECT_LT(fc.mse_rollout, 1e-3);  // protocol reference: ≈ 8e-7
 }
 
+TEST(Periodic, RolloutValidatedBandwidthKeepsTheSquareWavesJumps) {
+  // LOO-CV scores one-step errors and smooths the jumps; validating the bandwidth by rollout over
+  // the training series' last 200 values (never the test range) picks a sharper one.
+  const auto d = periodic_make(periodic_function::square);
+  const auto loo = nw_forecaster_fit(d);
+  const auto ro = nw_forecaster_fit(d, false, nw_bandwidth_rule::rollout);
+  EXPECT_EQ(ro.rule, nw_bandwidth_rule::rollout);
+  EXPECT_LT(ro.bandwidth, loo.bandwidth);
+  EXPECT_GT(ro.bandwidth, 0.0);
+  EXPECT_TRUE(std::isfinite(ro.validation_mse));
+  auto mse = [&](const nw_forecaster& f) {
+    return periodic_forecast(d, [&](const std::vector<double>& w) { return f.predict(w); })
+        .mse_rollout;
+  };
+  const double a = mse(loo), b = mse(ro);
+  EXPECT_NEAR(a, 0.0101, 0.0005);  // the protocol's NW reference: ≈ 0.010
+  EXPECT_LT(b, 0.0090) << "measured 0.0074";
+}
+
 TEST(Periodic, ScaledWindowsFollowTheGrowingAmplitude) {
   // sin·exp leaves the training amplitude during the test range: the plain forecaster clips to
   // values it has seen; with RMS-scaled windows it follows the growth.

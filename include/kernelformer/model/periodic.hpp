@@ -48,14 +48,24 @@ forecast periodic_forecast(const periodic_data& d, const window_predictor& predi
 // and its next value too, and a prediction is multiplied back by the query window's s — the
 // smoother then sees shapes, not amplitudes, and follows a growing amplitude (sin·exp) beyond the
 // training range instead of clipping to it.
+//
+// rollout-validated bandwidth (an improvement option, reported separately): the bandwidth that
+// forecasts the training series' own last 200 values best by rollout, from the windows before
+// them — the criterion the experiment is scored by, measured on training data only. LOO-CV scores
+// one-step errors and picks a smoother bandwidth; on the square wave that blurs the jumps.
+enum class nw_bandwidth_rule { loo_cv, rollout };
 struct nw_forecaster {
-  double bandwidth = 0, loo_cv = 0;
+  double bandwidth = 0;
+  double loo_cv = 0;          // loo_cv rule: the LOO-CV criterion at the bandwidth
+  double validation_mse = 0;  // rollout rule: the held-out rollout MSE at the bandwidth
+  nw_bandwidth_rule rule = nw_bandwidth_rule::loo_cv;
   bool scaled = false;
   matrix<double> keys;
   std::vector<double> values;
   double predict(const std::vector<double>& window) const;
 };
-nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled = false);
+nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled = false,
+                                nw_bandwidth_rule rule = nw_bandwidth_rule::loo_cv);
 
 // Mini-batch training of a regressor: Adam(W), shuffled batches, MSE; deterministic for a seed.
 struct train_options {
