@@ -43,22 +43,22 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
       const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
       weight_tile(pl, sc, i0, bq, j0, bk, partial);
-      T* pm = sc.w.data();  // direct domain: the weights are P already
+      T* pm = sc.w.data();  // P, in place of the weights
       if (pl.rk.log_domain) {
-        pm = sc.p.data();
         for (index a = 0; a < bq; ++a) {
-          array_map<T> wa(sc.w.data() + a * kBk, bk), pa(sc.p.data() + a * kBk, bk);
+          array_map<T> wa(sc.w.data() + a * kBk, bk);
           const T tmax = wa.maxCoeff();
           if (tmax == std::numeric_limits<T>::infinity()) throw_overflow(i0 + a);
           const T nmax = std::max(mx[a], tmax);
           if (nmax == kNegInf<T>) {  // nothing in this row yet
-            pa.setZero();
+            wa.setZero();
             continue;
           }
-          pa = wa - nmax;
-          detail::exp_inplace(pa.data(), bk);  // vectorized, ISA chosen at run time; exp(−inf) = 0
+          // P = exp(W − max) and its sum in one vectorized pass (ISA chosen at run time;
+          // exp(−inf) = 0 for masked entries).
+          const T psum = detail::exp_shift_sum(wa.data(), bk, nmax);
           const T scale = std::exp(mx[a] - nmax);  // exp(−inf) = 0 on the first contribution
-          sum[a] = sum[a] * scale + pa.sum();
+          sum[a] = sum[a] * scale + psum;
           if (scale != T(1))
             for (index c = 0; c < dv; ++c) acc[a * dv + c] *= scale;
           if (want_sq && scale != T(1))

@@ -15,17 +15,18 @@
 namespace kf::detail::tiles {
 namespace {
 
-// dQ_blk and dK (thread buffer) from dS for one factor's columns.
+// dQ rows [i0, i0 + bq) (dq: row i0, stride ldq) and dK (dk: row 0, stride ldk; the caller's
+// matrix or a thread's buffer) from dS for one factor's columns.
 template <class T>
 void chain_factor(const arg_engine<T>& e, const T* ds, index i0, index bq, index j0, index bk,
-                  T* dq_blk, index d, T* dk_thr, bool want_dq, bool want_dk) {
+                  T* dq, index ldq, T* dk, index ldk, bool want_dq, bool want_dk) {
   const index df = e.c1 - e.c0;
   if (e.arg == kernel_arg::dot) {
     if (want_dq)
-      gemm(false, false, bq, df, bk, T(1), ds, kBk, e.kv.row(j0), e.kv.ld, T(1), dq_blk + e.c0, d);
+      gemm(false, false, bq, df, bk, T(1), ds, kBk, e.kv.row(j0), e.kv.ld, T(1), dq + e.c0, ldq);
     if (want_dk)
       gemm(true, false, bk, df, bq, T(1), ds, kBk, e.qv.row(i0), e.qv.ld, T(1),
-           dk_thr + j0 * d + e.c0, d);
+           dk + j0 * ldk + e.c0, ldk);
     return;
   }
   if (e.direct) {  // exact differences, as in the forward tile
@@ -38,29 +39,29 @@ void chain_factor(const arg_engine<T>& e, const T* ds, index i0, index bq, index
         for (index b = 0; b < bk; ++b) {
           const T t = T(2) * dsa[b] * (qa - kc[b]);
           accq += t;
-          if (want_dk) dk_thr[(j0 + b) * d + e.c0 + c] -= t;
+          if (want_dk) dk[(j0 + b) * ldk + e.c0 + c] -= t;
         }
-        if (want_dq) dq_blk[a * d + e.c0 + c] += accq;
+        if (want_dq) dq[a * ldq + e.c0 + c] += accq;
       }
     }
     return;
   }
   // Expansion on centered copies: dQ += 2(rowsum ⊙ q − dS·k), dK += 2(colsum ⊙ k − dSᵀ·q).
   if (want_dq) {
-    gemm(false, false, bq, df, bk, T(-2), ds, kBk, e.kv.row(j0), e.kv.ld, T(1), dq_blk + e.c0, d);
+    gemm(false, false, bq, df, bk, T(-2), ds, kBk, e.kv.row(j0), e.kv.ld, T(1), dq + e.c0, ldq);
     for (index a = 0; a < bq; ++a) {
       T rs = 0;
       for (index b = 0; b < bk; ++b) rs += ds[a * kBk + b];
-      for (index c = 0; c < df; ++c) dq_blk[a * d + e.c0 + c] += T(2) * rs * e.qv(i0 + a, c);
+      for (index c = 0; c < df; ++c) dq[a * ldq + e.c0 + c] += T(2) * rs * e.qv(i0 + a, c);
     }
   }
   if (want_dk) {
-    gemm(true, false, bk, df, bq, T(-2), ds, kBk, e.qv.row(i0), e.qv.ld, T(1),
-         dk_thr + j0 * d + e.c0, d);
+    gemm(true, false, bk, df, bq, T(-2), ds, kBk, e.qv.row(i0), e.qv.ld, T(1), dk + j0 * ldk + e.c0,
+         ldk);
     for (index b = 0; b < bk; ++b) {
       T cs = 0;
       for (index a = 0; a < bq; ++a) cs += ds[a * kBk + b];
-      for (index c = 0; c < df; ++c) dk_thr[(j0 + b) * d + e.c0 + c] += T(2) * cs * e.kv(j0 + b, c);
+      for (index c = 0; c < df; ++c) dk[(j0 + b) * ldk + e.c0 + c] += T(2) * cs * e.kv(j0 + b, c);
     }
   }
 }
@@ -75,16 +76,25 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
   const bool logd = pl.rk.log_domain;
   const bool want_dparam = g.want_dparam;
   const auto nt = static_cast<std::size_t>(pl.threads);
-  std::vector<std::vector<T>> dk_t(nt), dv_t(nt);
+  const index rows = pl.backward_rows();
+  // dK and dV are accumulated by every query block: into per-thread buffers when blocks run on
+  // several threads, else straight into the caller's matrices (attention's per-head calls). dQ
+  // rows belong to one block each and are accumulated in place.
+  const bool one_thread = pl.threads == 1 || (pl.n + rows - 1) / rows == 1;
+  std::vector<std::vector<T>> dk_t(one_thread ? 0 : nt), dv_t(one_thread ? 0 : nt);
   std::vector<std::array<double, 2>> dparam_t(nt, {0.0, 0.0});
 
-  const index rows = pl.backward_rows();
   parallel_blocks(pl, rows, [&](scratch<T>& sc, index qb) {
     const auto tid = static_cast<std::size_t>(block_thread());
-    if (want_dk && dk_t[tid].empty()) dk_t[tid].assign(static_cast<std::size_t>(m * d), T(0));
-    if (want_dv && dv_t[tid].empty()) dv_t[tid].assign(static_cast<std::size_t>(m * dv), T(0));
+    T* dk = g.dk.data;
+    T* dvp = g.dv.data;
+    index ldk = g.dk.ld, ldv = g.dv.ld;
+    if (!one_thread) {
+      if (want_dk && dk_t[tid].empty()) dk_t[tid].assign(static_cast<std::size_t>(m * d), T(0));
+      if (want_dv && dv_t[tid].empty()) dv_t[tid].assign(static_cast<std::size_t>(m * dv), T(0));
+      dk = dk_t[tid].data(), dvp = dv_t[tid].data(), ldk = d, ldv = dv;
+    }
     const index i0 = qb * rows, bq = std::min(rows, pl.n - i0);
-    std::vector<T> dq_blk(static_cast<std::size_t>(bq * d), T(0));
     std::vector<T> dot_do(static_cast<std::size_t>(bq), T(0)),
         inv_sum(static_cast<std::size_t>(bq));
     std::vector<bool> row_ok(static_cast<std::size_t>(bq));
@@ -123,7 +133,7 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
         }
       if (want_dv)
         gemm(true, false, bk, dv, bq, T(1), drop ? sc.g.data() : sc.p.data(), kBk, dout.row(i0),
-             dout.ld, T(1), dv_t[tid].data() + j0 * dv, dv);
+             dout.ld, T(1), dvp + j0 * ldv, ldv);
       // C = d loss / d weight, into sc.g.
       gemm(false, true, bq, bk, dv, T(1), dout.row(i0), dout.ld, pl.v.row(j0), pl.v.ld, T(0),
            sc.g.data(), kBk);
@@ -180,21 +190,18 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
             },
             pl.rk.factors[f].kern);
         dparam_t[tid][f] += dpar;
-        chain_factor(pl.engines[f], sc.p.data(), i0, bq, j0, bk, dq_blk.data(), d,
-                     want_dk ? dk_t[tid].data() : nullptr, want_dq, want_dk);
+        chain_factor(pl.engines[f], sc.p.data(), i0, bq, j0, bk, want_dq ? g.dq.row(i0) : nullptr,
+                     g.dq.ld, dk, ldk, want_dq, want_dk);
       }
     }
-    if (want_dq)
-      for (index a = 0; a < bq; ++a)
-        for (index c = 0; c < d; ++c) g.dq(i0 + a, c) += dq_blk[a * d + c];
   });
   for (std::size_t t = 0; t < nt; ++t) {
     g.dparam[0] += dparam_t[t][0];
     g.dparam[1] += dparam_t[t][1];
-    if (want_dk && !dk_t[t].empty())
+    if (want_dk && t < dk_t.size() && !dk_t[t].empty())
       for (index j = 0; j < m; ++j)
         for (index c = 0; c < d; ++c) g.dk(j, c) += dk_t[t][static_cast<std::size_t>(j * d + c)];
-    if (want_dv && !dv_t[t].empty())
+    if (want_dv && t < dv_t.size() && !dv_t[t].empty())
       for (index j = 0; j < m; ++j)
         for (index c = 0; c < dv; ++c) g.dv(j, c) += dv_t[t][static_cast<std::size_t>(j * dv + c)];
   }

@@ -86,5 +86,43 @@ TEST(VecExp, DispatchUsesAnAvailableVariant) {
     EXPECT_NEAR(a[i], b[i], 1e-15 * b[i]) << i;  // both within 4 ulp of exp
 }
 
+// The smoother's row step: x ← exp(x − shift) with the sum, in every variant, against the plain
+// exp of the shifted values (bit for bit: the same loop) and a double-precision sum.
+template <class T>
+void expect_shift_sum(T (*fn)(T*, index, T), void (*plain)(T*, index), const char* isa) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u{-30.0, 0.0};
+  std::vector<T> x(1003);  // not a multiple of any vector width
+  for (auto& v : x) v = T(u(rng));
+  x[5] = -std::numeric_limits<T>::infinity();  // a masked entry: weight 0
+  const T shift = T(-2.5);
+  std::vector<T> want(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] - shift;
+  plain(want.data(), index(want.size()));
+  std::vector<T> y = x;
+  const T sum = fn(y.data(), index(y.size()), shift);
+  double ref = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(y[i], want[i]) << isa << " at " << i;
+    ref += double(want[i]);
+  }
+  EXPECT_EQ(y[5], T(0)) << isa;
+  EXPECT_NEAR(double(sum), ref, 1e-6 * ref) << isa;
+  // The same input gives the same sum (its order depends on the length only).
+  std::vector<T> z = x;
+  EXPECT_EQ(fn(z.data(), index(z.size()), shift), sum) << isa;
+}
+
+TEST(VecExp, ShiftSumMatchesExpOfShiftedValues) {
+  for (const auto& v : exp_variants()) {
+    if (!v.available) continue;
+    expect_shift_sum<float>(v.exp_shift_sum_f, v.exp_f, v.isa);
+    expect_shift_sum<double>(v.exp_shift_sum_d, v.exp_d, v.isa);
+  }
+  std::vector<float> a{0.0f, -1.0f};
+  EXPECT_NEAR(exp_shift_sum(a.data(), 2, 0.0f), 1.0f + std::exp(-1.0f), 1e-6f);
+  EXPECT_EQ(a[0], 1.0f);
+}
+
 }  // namespace
 }  // namespace kf::detail

@@ -65,6 +65,14 @@ class matrix {
   const_matrix_view<T> cview() const { return {buf_.data(), rows_, cols_}; }
   std::vector<T>& values() { return buf_; }
   const std::vector<T>& values() const { return buf_; }
+  // Gives the matrix the shape r × c, keeping its allocation when it is large enough (layers
+  // reuse their buffers across batches of different sizes: a fresh allocation of this size costs
+  // a page fault per 4 KiB). The contents afterwards are unspecified: callers overwrite them.
+  void resize(index r, index c) {
+    buf_.resize(static_cast<std::size_t>(r * c));
+    rows_ = r;
+    cols_ = c;
+  }
 
  private:
   std::vector<T> buf_;

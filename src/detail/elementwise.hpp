@@ -15,14 +15,12 @@ namespace kf::detail {
 constexpr index kElementwiseParallelMin = index{1} << 15;  // entries
 constexpr index kColsumBlock = 256;                        // rows per partial column sum
 
-// y(n, :) += b for every row.
+// y(n, :) = b for every row: a layer's output starts as its bias and the GEMM adds to it (beta
+// = 1), which saves OpenBLAS's separate pass that zeroes C for beta = 0 and the bias pass.
 template <class T>
-void add_row_vector(matrix_view<T> y, const T* b) {
+void fill_rows(matrix_view<T> y, const T* b) {
 #pragma omp parallel for schedule(static) if (y.rows * y.cols >= kElementwiseParallelMin)
-  for (index n = 0; n < y.rows; ++n) {
-    T* yr = y.data + n * y.ld;
-    for (index i = 0; i < y.cols; ++i) yr[i] += b[i];
-  }
+  for (index n = 0; n < y.rows; ++n) std::copy_n(b, y.cols, y.data + n * y.ld);
 }
 
 // db += Σ_n d(n, :).
@@ -64,6 +62,22 @@ void accumulate(matrix_view<T> dst, const_matrix_view<T> a) {
     const T* ar = a.data + n * a.ld;
     for (index i = 0; i < dst.cols; ++i) d[i] += ar[i];
   }
+}
+
+// dst = 0.
+template <class T>
+void fill_zero(matrix_view<T> dst) {
+#pragma omp parallel for schedule(static) if (dst.rows * dst.cols >= kElementwiseParallelMin)
+  for (index n = 0; n < dst.rows; ++n) std::fill_n(dst.data + n * dst.ld, dst.cols, T(0));
+}
+
+// A layer's scratch matrix of r × c, reusing m's allocation across calls (see matrix::resize);
+// zeroed when it will be accumulated into.
+template <class T>
+matrix_view<T> workspace(matrix<T>& m, index r, index c, bool zero) {
+  m.resize(r, c);
+  if (zero) fill_zero(m.view());
+  return m.view();
 }
 
 // dst = a.

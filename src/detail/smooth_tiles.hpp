@@ -309,13 +309,23 @@ bool vector_weights(const K& kk, const T* s, T* w, index bq, index bk, bool firs
 }
 
 // Fills sc.w with the tile's weights (log-weights in the log domain), with masked-out entries set
-// to −inf (log) or 0 (direct) and recorded in sc.allowed. Also leaves the factor arguments in
-// sc.s[f] for the backward pass.
+// to −inf (log) or 0 (direct) and recorded in sc.allowed. Leaves the factor arguments in sc.s[f]
+// when keep_args (the backward pass's kernel derivatives read them); without it, attention's
+// kernel exp(q·k/T) gets its log-weights q·k/T straight from the GEMM (alpha = 1/T: the same
+// rounding as s·(1/T), one pass over the tile fewer).
 template <class T>
 void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0, index bk,
-                 bool partial) {
+                 bool partial, bool keep_args = true) {
   const bool logd = pl.rk.log_domain;
-  for (std::size_t f = 0; f < pl.engines.size(); ++f) {
+  const auto* ed = std::get_if<kernel_exp_dot>(&pl.rk.factors[0].kern);
+  const bool fused = !keep_args && pl.engines.size() == 1 && ed != nullptr &&
+                     pl.engines[0].arg == kernel_arg::dot && logd;
+  if (fused) {
+    const arg_engine<T>& e = pl.engines[0];
+    detail::gemm(false, true, bq, bk, e.c1 - e.c0, T(1.0 / ed->temperature), e.qv.row(i0), e.qv.ld,
+                 e.kv.row(j0), e.kv.ld, T(0), sc.w.data(), kBk);
+  }
+  for (std::size_t f = 0; f < pl.engines.size() && !fused; ++f) {
     pl.engines[f].tile(sc.s[f].data(), i0, bq, j0, bk);
     const bool to_log = logd && !pl.rk.factors[f].log_domain;
     std::visit(

@@ -12,15 +12,18 @@ namespace {
 
 // One loop body, inlined into each target-specific wrapper below, so the compiler vectorizes it
 // with that wrapper's instruction set. Every step is branch-free (selects), so `omp simd` holds.
-template <class T>
-[[gnu::always_inline]] inline void exp_body(T* x, index n) {
+// x[i] ← exp(x[i] − offset); returns Σ x[i] when Sum (a vector reduction: its order depends on n
+// only, as the callers' rows are aligned).
+template <class T, bool Sum = false>
+[[gnu::always_inline]] inline T exp_body(T* x, index n, T offset = T(0)) {
+  T sum = T(0);
   if constexpr (std::is_same_v<T, double>) {
     constexpr double log2e = 1.4426950408889634, shift = 0x1.8p52;
     constexpr double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
     constexpr double lo = -708.0, hi = 709.0;
-#pragma omp simd
+#pragma omp simd reduction(+ : sum)
     for (index i = 0; i < n; ++i) {
-      const double a = x[i];
+      const double a = x[i] - offset;
       const double v = std::min(std::max(a, lo), hi);
       const double t = v * log2e + shift;  // round(v·log2e) in the low mantissa bits
       const double k = t - shift;
@@ -38,15 +41,17 @@ template <class T>
       // (k + 1023) in the exponent field (k ∈ [−1022, 1023] here).
       const std::uint64_t bits = (std::bit_cast<std::uint64_t>(t) + 1023u) << 52;
       const double y = p * std::bit_cast<double>(bits);
-      x[i] = a < lo ? 0.0 : y;
+      const double e = a < lo ? 0.0 : y;
+      x[i] = e;
+      if constexpr (Sum) sum += e;
     }
   } else {
     constexpr float log2e = 1.44269504f, shift = 0x1.8p23f;
     constexpr float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     constexpr float lo = -87.0f, hi = 88.0f;
-#pragma omp simd
+#pragma omp simd reduction(+ : sum)
     for (index i = 0; i < n; ++i) {
-      const float a = x[i];
+      const float a = x[i] - offset;
       const float v = std::min(std::max(a, lo), hi);
       const float t = v * log2e + shift;
       const float k = t - shift;
@@ -58,13 +63,18 @@ template <class T>
       const float p = (q0 + q1 * r2) + (q2 + q3 * r2) * r4;
       const std::uint32_t bits = (std::bit_cast<std::uint32_t>(t) + 127u) << 23;
       const float y = p * std::bit_cast<float>(bits);
-      x[i] = a < lo ? 0.0f : y;
+      const float e = a < lo ? 0.0f : y;
+      x[i] = e;
+      if constexpr (Sum) sum += e;
     }
   }
+  return sum;
 }
 
 void exp_base_f(float* x, index n) { exp_body(x, n); }
 void exp_base_d(double* x, index n) { exp_body(x, n); }
+float exps_base_f(float* x, index n, float s) { return exp_body<float, true>(x, n, s); }
+double exps_base_d(double* x, index n, double s) { return exp_body<double, true>(x, n, s); }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define KF_HAVE_X86_VARIANTS 1
@@ -74,6 +84,18 @@ __attribute__((target("avx512f,avx512dq"))) void exp_avx512_f(float* x, index n)
 __attribute__((target("avx512f,avx512dq"))) void exp_avx512_d(double* x, index n) {
   exp_body(x, n);
 }
+__attribute__((target("avx2,fma"))) float exps_avx2_f(float* x, index n, float s) {
+  return exp_body<float, true>(x, n, s);
+}
+__attribute__((target("avx2,fma"))) double exps_avx2_d(double* x, index n, double s) {
+  return exp_body<double, true>(x, n, s);
+}
+__attribute__((target("avx512f,avx512dq"))) float exps_avx512_f(float* x, index n, float s) {
+  return exp_body<float, true>(x, n, s);
+}
+__attribute__((target("avx512f,avx512dq"))) double exps_avx512_d(double* x, index n, double s) {
+  return exp_body<double, true>(x, n, s);
+}
 #endif
 
 struct table {
@@ -81,13 +103,16 @@ struct table {
   int count = 0;
   int chosen = 0;
   table() {
-    v[count++] = {"baseline", true, exp_base_f, exp_base_d};
+    v[count++] = {"baseline", true, exp_base_f, exp_base_d, exps_base_f, exps_base_d};
 #ifdef KF_HAVE_X86_VARIANTS
     __builtin_cpu_init();
-    v[count++] = {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
-                  exp_avx2_f, exp_avx2_d};
-    v[count++] = {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"),
-                  exp_avx512_f, exp_avx512_d};
+    v[count++] = {"avx2",      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
+                  exp_avx2_f,  exp_avx2_d,
+                  exps_avx2_f, exps_avx2_d};
+    v[count++] = {
+        "avx512",      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"),
+        exp_avx512_f,  exp_avx512_d,
+        exps_avx512_f, exps_avx512_d};
 #endif
     const char* want = std::getenv("KF_SIMD");
     for (int i = 0; i < count; ++i) {
@@ -112,6 +137,15 @@ void exp_inplace(float* x, index n) {
 void exp_inplace(double* x, index n) {
   static const auto fn = the_table().v[the_table().chosen].exp_d;
   fn(x, n);
+}
+
+float exp_shift_sum(float* x, index n, float shift) {
+  static const auto fn = the_table().v[the_table().chosen].exp_shift_sum_f;
+  return fn(x, n, shift);
+}
+double exp_shift_sum(double* x, index n, double shift) {
+  static const auto fn = the_table().v[the_table().chosen].exp_shift_sum_d;
+  return fn(x, n, shift);
 }
 
 std::span<const exp_variant> exp_variants() {

@@ -27,6 +27,10 @@ namespace kf::detail {
 
 void exp_inplace(float* x, index n);
 void exp_inplace(double* x, index n);
+// x[i] ← exp(x[i] − shift) (same contract, applied to x[i] − shift), returning Σ x[i]: the
+// smoother's forward row step in one pass.
+float exp_shift_sum(float* x, index n, float shift);
+double exp_shift_sum(double* x, index n, double shift);
 
 // The variants compiled in; `available` says whether this CPU runs them.
 struct exp_variant {
@@ -34,6 +38,8 @@ struct exp_variant {
   bool available;
   void (*exp_f)(float*, index);
   void (*exp_d)(double*, index);
+  float (*exp_shift_sum_f)(float*, index, float);
+  double (*exp_shift_sum_d)(double*, index, double);
 };
 std::span<const exp_variant> exp_variants();
 // The variant exp_inplace uses (after KF_SIMD), e.g. "avx2".

@@ -113,14 +113,15 @@ void token_model<T>::embed(stack_state& st, const nn::token_embedding<T>& tok,
                            const nn::token_embedding<T>& pos, std::span<const index> ids,
                            index batch, index len, std::mt19937_64* rng) {
   const index C = cfg_.block.d_model, n = batch * len;
-  st.emb = matrix<T>(n, C);
+  st.emb.resize(n, C);                  // buffers keep their allocation across steps
   tok.forward(p_, st.emb.view(), ids);  // emb = tok[ids]
   const T* pw = cfg_.learned_positions ? p_.value(pos.w) : pe_.data();
   for (index r = 0; r < n; ++r) {
     const T* pr = pw + (r % len) * C;
     for (index i = 0; i < C; ++i) st.emb(r, i) += pr[i];  // emb += pos[t]
   }
-  st.acts.assign(1, matrix<T>(n, C));
+  if (st.acts.empty()) st.acts.emplace_back();  // the layers' outputs follow (layer by layer)
+  st.acts[0].resize(n, C);
   nn::dropout{cfg_.block.dropout}.forward(st.acts[0].view(), st.emb.cview(), st.drop, rng);
 }
 
@@ -174,32 +175,34 @@ double token_model<T>::forward(const token_input& in, std::span<const index> tar
     embed(enc_, src_emb_, src_pos_emb_, src_, B, S, rng);
     enc_.caches.resize(enc_layers_.size());
     for (std::size_t l = 0; l < enc_layers_.size(); ++l) {
-      enc_.acts.emplace_back(B * S, C);
+      if (enc_.acts.size() < l + 2) enc_.acts.emplace_back();
+      enc_.acts[l + 1].resize(B * S, C);
       enc_layers_[l].forward(p_, enc_.acts[l + 1].view(), enc_.acts[l].cview(), {}, enc_sh_,
                              enc_sh_, enc_.caches[l], rng);
     }
-    enc_.out = matrix<T>(B * S, C);
+    enc_.out.resize(B * S, C);
     enc_norm_.forward(p_, enc_.out.view(), enc_.acts.back().cview(), enc_.ln);
     memory = enc_.out.cview();
   }
   embed(dec_, tok_emb_, pos_emb_, tokens_, B, Tn, rng);
   dec_.caches.resize(dec_layers_.size());
   for (std::size_t l = 0; l < dec_layers_.size(); ++l) {
-    dec_.acts.emplace_back(B * Tn, C);
+    if (dec_.acts.size() < l + 2) dec_.acts.emplace_back();
+    dec_.acts[l + 1].resize(B * Tn, C);
     dec_layers_[l].forward(p_, dec_.acts[l + 1].view(), dec_.acts[l].cview(), memory, dec_sh_,
                            cross_sh_, dec_.caches[l], rng);
   }
   const matrix<T>* h = &dec_.acts.back();
   if (final_norm_) {
-    dec_.out = matrix<T>(B * Tn, C);
+    dec_.out.resize(B * Tn, C);
     norm_.forward(p_, dec_.out.view(), dec_.acts.back().cview(), dec_.ln);
     h = &dec_.out;
   }
-  logits_ = matrix<T>(B * Tn, V);
+  logits_.resize(B * Tn, V);
   head_.forward(p_, logits_.view(), h->cview());
   have_loss_ = !targets.empty();
   if (!have_loss_) return 0.0;
-  dlogits_ = matrix<T>(B * Tn, V);
+  dlogits_.resize(B * Tn, V);
   return nn::cross_entropy<T>(logits_.cview(), targets, dlogits_.view());
 }
 

@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
+#include "detail/elementwise.hpp"
 #include "kernelformer/model/checkpoint.hpp"
 
 #include "kernelformer/nn/embedding.hpp"
@@ -94,7 +96,8 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
     throw std::invalid_argument("prediction size != batch");
   batch_ = b;
   shape_ = {b, t, t, {}};
-  x_ = matrix<T>(b * t, 1);
+  // Buffers keep their allocation across steps (the last batch of an epoch is smaller).
+  x_.resize(b * t, 1);
   scale_.assign(cfg_.scale_inputs ? static_cast<std::size_t>(b) : 0, T(1));
   for (index i = 0; i < b; ++i) {
     T inv = T(1);
@@ -107,9 +110,9 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
     }
     for (index j = 0; j < t; ++j) x_(i * t + j, 0) = x(i, j) * inv;
   }
-  e_ = matrix<T>(b * t, dv);
+  e_.resize(b * t, dv);
   embed_.forward(p_, e_.view(), x_.cview());  // e = embed(x)
-  h0_ = matrix<T>(b * t, d);
+  h0_.resize(b * t, d);
 #pragma omp parallel for schedule(static) if (b * t * d >= (1 << 15))
   for (index r = 0; r < b * t; ++r) {
     const index pos = r % t;
@@ -121,14 +124,13 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
         h0_(r, i) += pe_(pos, i);  // h0 = e + pe
     }
   }
-  h0d_ = matrix<T>(b * t, d);
-  nn::dropout{cfg_.block.dropout}.forward(h0d_.view(), h0_.cview(), drop0_, rng);
-  acts_.assign(static_cast<std::size_t>(cfg_.layers + 1), matrix<T>());
-  acts_[0] = h0d_;
+  acts_.resize(static_cast<std::size_t>(cfg_.layers + 1));
+  acts_[0].resize(b * t, d);
+  nn::dropout{cfg_.block.dropout}.forward(acts_[0].view(), h0_.cview(), drop0_, rng);
   caches_.resize(static_cast<std::size_t>(cfg_.layers));
   for (index l = 0; l < cfg_.layers; ++l) {
     const auto lu = static_cast<std::size_t>(l);
-    acts_[lu + 1] = matrix<T>(b * t, d);
+    acts_[lu + 1].resize(b * t, d);
     layers_[lu].forward(p_, acts_[lu + 1].view(), acts_[lu].cview(), {}, shape_, shape_,
                         caches_[lu], rng);
   }
@@ -141,25 +143,26 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
 template <class T>
 void sequence_regressor<T>::backward(std::span<const T> dprediction) {
   const index b = batch_, t = cfg_.seq_len, d = cfg_.block.d_model, dv = embed_.out;
-  matrix<T> dcur(b * t, d);
+  // Scratch kept across steps (dcur_ is overwritten by the head, the others accumulated into).
+  kf::detail::workspace(dcur_, b * t, d, false);
   std::vector<T> dscaled;  // d loss / d f = s · d loss / d ŷ
   if (!scale_.empty()) {
     dscaled.assign(dprediction.begin(), dprediction.end());
     for (std::size_t i = 0; i < scale_.size(); ++i) dscaled[i] *= scale_[i];
     dprediction = dscaled;
   }
-  head_.backward(p_, matrix_view<T>(dcur.data(), b, t * d),
+  head_.backward(p_, matrix_view<T>(dcur_.data(), b, t * d),
                  const_matrix_view<T>(dprediction.data(), b, 1),
-                 const_matrix_view<T>(acts_.back().data(), b, t * d));
+                 const_matrix_view<T>(acts_.back().data(), b, t * d), true);
   for (index l = cfg_.layers - 1; l >= 0; --l) {
     const auto lu = static_cast<std::size_t>(l);
-    matrix<T> dprev(b * t, d);
-    layers_[lu].backward(p_, dprev.view(), {}, dcur.cview(), {}, shape_, shape_, caches_[lu]);
-    dcur = std::move(dprev);
+    const matrix_view<T> dprev = kf::detail::workspace(dprev_, b * t, d, true);
+    layers_[lu].backward(p_, dprev, {}, dcur_.cview(), {}, shape_, shape_, caches_[lu]);
+    std::swap(dcur_, dprev_);
   }
-  matrix<T> dh0(b * t, d);
-  nn::dropout{cfg_.block.dropout}.backward(dh0.view(), dcur.cview(), drop0_);
-  embed_.backward(p_, {}, dh0.cview().block(0, 0, b * t, dv), x_.cview());
+  const matrix_view<T> dh0 = kf::detail::workspace(dh0_, b * t, d, true);
+  nn::dropout{cfg_.block.dropout}.backward(dh0, dcur_.cview(), drop0_);
+  embed_.backward(p_, {}, const_matrix_view<T>(dh0).block(0, 0, b * t, dv), x_.cview());
 }
 
 template <class T>

@@ -78,15 +78,16 @@ void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_
   const T* w = p.value(in_w);
   const T* b = p.value(in_b);
   // Fully overwritten below: reuse the buffers when the shapes are unchanged.
-  if (cc.q.rows() != n || cc.q.cols() != c) cc.q = matrix<T>(n, c);
-  if (cc.kv.rows() != m || cc.kv.cols() != 2 * c) cc.kv = matrix<T>(m, 2 * c);
-  if (cc.att.rows() != n || cc.att.cols() != c) cc.att = matrix<T>(n, c);
+  cc.q.resize(n, c);
+  cc.kv.resize(m, 2 * c);
+  cc.att.resize(n, c);
   cc.lse.assign(static_cast<std::size_t>(sh.batch * heads * sh.t), T(0));
-  detail::gemm(false, true, n, c, c, T(1), x.data, x.ld, w, c, T(0), cc.q.data(), c);
-  detail::add_row_vector(cc.q.view(), b);
-  detail::gemm(false, true, m, 2 * c, c, T(1), ctx.data, ctx.ld, w + c * c, c, T(0), cc.kv.data(),
+  // q = x W_qᵀ + b_q, [k v] = ctx W_kvᵀ + b_kv: each starts as its bias, the GEMM adds to it.
+  detail::fill_rows(cc.q.view(), b);
+  detail::gemm(false, true, n, c, c, T(1), x.data, x.ld, w, c, T(1), cc.q.data(), c);
+  detail::fill_rows(cc.kv.view(), b + c);
+  detail::gemm(false, true, m, 2 * c, c, T(1), ctx.data, ctx.ld, w + c * c, c, T(1), cc.kv.data(),
                2 * c);
-  detail::add_row_vector(cc.kv.view(), b + c);
   smooth_options opt;
   opt.threads = 1;
   opt.check_finite = false;  // finite by construction; training checks its loss
@@ -112,8 +113,12 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
                                        const_matrix_view<T> ctx, const shape& sh,
                                        const cache& cc) const {
   const index d = c / heads, n = sh.batch * sh.t, m = sh.batch * sh.s;
-  matrix<T> datt(n, c), dq(n, c), dkv(m, 2 * c);
-  out_proj.backward(p, datt.view(), dy, cc.att.cview());
+  // Scratch kept in the cache; datt is overwritten, each head zeroes its own dq, dk, dv blocks
+  // (in cache, just before accumulating into them).
+  const matrix_view<T> datt = detail::workspace(cc.datt, n, c, false);
+  const matrix_view<T> dq = detail::workspace(cc.dq, n, c, false);
+  const matrix_view<T> dkv = detail::workspace(cc.dkv, m, 2 * c, false);
+  out_proj.backward(p, datt, dy, cc.att.cview(), true);
   smooth_options opt;
   opt.threads = 1;
   opt.check_finite = false;  // finite by construction; training checks its loss
@@ -122,13 +127,15 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
     smooth_options o = opt;
     o.dropout_seed = head_seed(cc.drop_seed, bi * heads + h);
     const mask msk = head_mask(*this, sh, bi);
-    smooth_grads<T> g(dq.view().block(bi * sh.t, h * d, sh.t, d),
-                      dkv.view().block(bi * sh.s, h * d, sh.s, d),
-                      dkv.view().block(bi * sh.s, c + h * d, sh.s, d));
+    smooth_grads<T> g(dq.block(bi * sh.t, h * d, sh.t, d), dkv.block(bi * sh.s, h * d, sh.s, d),
+                      dkv.block(bi * sh.s, c + h * d, sh.s, d));
+    detail::fill_zero(g.dq);
+    detail::fill_zero(g.dk);
+    detail::fill_zero(g.dv);
     g.want_dparam = false;  // the kernel's parameter is not trained (yet)
     const std::span<const T> lse(cc.lse.data() + (bi * heads + h) * sh.t,
                                  static_cast<std::size_t>(sh.t));
-    smooth_backward<T>(g, datt.cview().block(bi * sh.t, h * d, sh.t, d),
+    smooth_backward<T>(g, const_matrix_view<T>(datt).block(bi * sh.t, h * d, sh.t, d),
                        cc.att.cview().block(bi * sh.t, h * d, sh.t, d), lse,
                        cc.q.cview().block(bi * sh.t, h * d, sh.t, d),
                        cc.kv.cview().block(bi * sh.s, h * d, sh.s, d),
@@ -145,17 +152,17 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
       detail::gemm_is_small(std::max(n, m), 2 * c, c),
       [&] {
         if (!dx.empty())
-          detail::gemm(false, false, n, c, c, T(1), dq.data(), c, w, c, T(1), dx.data, dx.ld);
+          detail::gemm(false, false, n, c, c, T(1), dq.data, c, w, c, T(1), dx.data, dx.ld);
         if (!dctx.empty())
-          detail::gemm(false, false, m, c, 2 * c, T(1), dkv.data(), 2 * c, w + c * c, c, T(1),
+          detail::gemm(false, false, m, c, 2 * c, T(1), dkv.data, 2 * c, w + c * c, c, T(1),
                        dctx.data, dctx.ld);
       },
       [&] {
-        detail::gemm(true, false, c, c, n, T(1), dq.data(), c, x.data, x.ld, T(1), dw, c);
-        detail::add_column_sums(db, dq.cview());
-        detail::gemm(true, false, 2 * c, c, m, T(1), dkv.data(), 2 * c, ctx.data, ctx.ld, T(1),
+        detail::gemm(true, false, c, c, n, T(1), dq.data, c, x.data, x.ld, T(1), dw, c);
+        detail::add_column_sums(db, const_matrix_view<T>(dq));
+        detail::gemm(true, false, 2 * c, c, m, T(1), dkv.data, 2 * c, ctx.data, ctx.ld, T(1),
                      dw + c * c, c);
-        detail::add_column_sums(db + c, dkv.cview());
+        detail::add_column_sums(db + c, const_matrix_view<T>(dkv));
       });
 }
 

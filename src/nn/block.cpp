@@ -39,9 +39,7 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
   const dropout drop{cfg.dropout};
   const layer_norm<T>& nf = decoder ? norm3 : norm2;  // the FFN's norm
   // Every cache matrix below is fully overwritten; reuse the buffer when the shape is unchanged.
-  auto make = [&](matrix<T>& m, index cols) {
-    if (m.rows() != n || m.cols() != cols) m = matrix<T>(n, cols);
-  };
+  auto make = [&](matrix<T>& m, index cols) { m.resize(n, cols); };
   make(c.x0, C);
   detail::copy_into(c.x0.view(), x);
   // ---- self-attention ----
@@ -108,59 +106,64 @@ void transformer_layer<T>::backward(parameters<T>& p, matrix_view<T> dx, matrix_
   const dropout drop{cfg.dropout};
   const layer_norm<T>& nf = decoder ? norm3 : norm2;
   const matrix<T>& h2 = decoder ? c.h2 : c.h1;
+  // Scratch matrices live in the cache (c.g[…]) and keep their allocation across steps; a
+  // buffer is zeroed only where it is accumulated into.
+  auto scratch = [&](int i, bool zero) { return detail::workspace(c.g[i], n, C, zero); };
+  auto cv = [](matrix_view<T> m) { return const_matrix_view<T>(m); };
   // ---- feed-forward ----
-  matrix<T> dh2(n, C), df2d(n, C);
+  matrix_view<T> dh2;
+  const_matrix_view<T> df2d;
   if (post) {
-    nf.backward(p, dh2.view(), dy, c.r3.cview(), c.ln3);  // y = normN(r3)
-    df2d = dh2;                                           // r3 = h2 + f2d
+    dh2 = scratch(0, true);
+    nf.backward(p, dh2, dy, c.r3.cview(), c.ln3);  // y = normN(r3)
+    df2d = dh2;                                    // r3 = h2 + f2d (read before dh2 changes)
   } else {
-    accumulate(dh2.view(), dy);  // y = h2 + f2d
-    accumulate(df2d.view(), dy);
+    dh2 = scratch(0, false);
+    detail::copy_into(dh2, dy);  // y = h2 + f2d
+    df2d = dy;
   }
-  matrix<T> df2(n, C), din(n, C);
-  drop.backward(df2.view(), df2d.cview(), c.d_ff2);
-  ffn.backward(p, din.view(), df2.cview(), post ? h2.cview() : c.n3.cview(), c.ff);  // f2 = ffn(in)
-  if (post)
-    accumulate(dh2.view(), din.cview());  // in = h2
-  else
-    nf.backward(p, dh2.view(), din.cview(), h2.cview(), c.ln3);  // in = normN(h2)
-  // ---- cross-attention (decoder) ----
-  matrix<T> dh1(n, C);
-  if (decoder) {
-    matrix<T> da2(n, C);
-    if (post) {
-      matrix<T> dr2(n, C);
-      norm2.backward(p, dr2.view(), dh2.cview(), c.r2.cview(), c.ln2);  // h2 = norm2(r2)
-      accumulate(dh1.view(), dr2.cview());                              // r2 = h1 + a2d
-      drop.backward(da2.view(), dr2.cview(), c.d_att2);
-      cross_attn.backward(p, dh1.view(), dmemory, da2.cview(), c.h1.cview(), memory, cross_sh,
-                          c.att2);
-    } else {
-      accumulate(dh1.view(), dh2.cview());  // h2 = h1 + a2d
-      drop.backward(da2.view(), dh2.cview(), c.d_att2);
-      matrix<T> dn2(n, C);
-      cross_attn.backward(p, dn2.view(), dmemory, da2.cview(), c.n2.cview(), memory, cross_sh,
-                          c.att2);
-      norm2.backward(p, dh1.view(), dn2.cview(), c.h1.cview(), c.ln2);  // n2 = norm2(h1)
-    }
+  const matrix_view<T> df2 = scratch(1, true);
+  drop.backward(df2, df2d, c.d_ff2);
+  if (post) {  // in = h2: the FFN's input gradient goes straight into dh2
+    ffn.backward(p, dh2, cv(df2), h2.cview(), c.ff);  // f2 = ffn(in)
   } else {
-    dh1 = dh2;
+    const matrix_view<T> din = scratch(2, true);
+    ffn.backward(p, din, cv(df2), c.n3.cview(), c.ff);  // f2 = ffn(in)
+    nf.backward(p, dh2, cv(din), h2.cview(), c.ln3);    // in = normN(h2)
+  }
+  // ---- cross-attention (decoder) ----
+  matrix_view<T> dh1 = dh2;
+  if (decoder) {
+    dh1 = scratch(2, true);
+    const matrix_view<T> da2 = scratch(3, true);
+    if (post) {
+      const matrix_view<T> dr2 = scratch(4, true);
+      norm2.backward(p, dr2, cv(dh2), c.r2.cview(), c.ln2);  // h2 = norm2(r2)
+      accumulate(dh1, const_matrix_view<T>(dr2));            // r2 = h1 + a2d
+      drop.backward(da2, cv(dr2), c.d_att2);
+      cross_attn.backward(p, dh1, dmemory, cv(da2), c.h1.cview(), memory, cross_sh, c.att2);
+    } else {
+      accumulate(dh1, const_matrix_view<T>(dh2));  // h2 = h1 + a2d
+      drop.backward(da2, cv(dh2), c.d_att2);
+      const matrix_view<T> dn2 = scratch(4, true);
+      cross_attn.backward(p, dn2, dmemory, cv(da2), c.n2.cview(), memory, cross_sh, c.att2);
+      norm2.backward(p, dh1, cv(dn2), c.h1.cview(), c.ln2);  // n2 = norm2(h1)
+    }
   }
   // ---- self-attention ----
-  matrix<T> da1(n, C);
+  const matrix_view<T> da1 = scratch(5, true);
   if (post) {
-    matrix<T> dr1(n, C);
-    norm1.backward(p, dr1.view(), dh1.cview(), c.r1.cview(), c.ln1);  // h1 = norm1(r1)
-    accumulate(dx, dr1.cview());                                      // r1 = x + a1d
-    drop.backward(da1.view(), dr1.cview(), c.d_att1);
-    self_attn.backward(p, dx, dx, da1.cview(), c.x0.cview(), c.x0.cview(), self_sh, c.att1);
+    const matrix_view<T> dr1 = scratch(1, true);           // df2 is spent
+    norm1.backward(p, dr1, cv(dh1), c.r1.cview(), c.ln1);  // h1 = norm1(r1)
+    accumulate(dx, const_matrix_view<T>(dr1));             // r1 = x + a1d
+    drop.backward(da1, cv(dr1), c.d_att1);
+    self_attn.backward(p, dx, dx, cv(da1), c.x0.cview(), c.x0.cview(), self_sh, c.att1);
   } else {
-    accumulate(dx, dh1.cview());  // h1 = x + a1d
-    drop.backward(da1.view(), dh1.cview(), c.d_att1);
-    matrix<T> dn1(n, C);
-    self_attn.backward(p, dn1.view(), dn1.view(), da1.cview(), c.n1.cview(), c.n1.cview(), self_sh,
-                       c.att1);
-    norm1.backward(p, dx, dn1.cview(), c.x0.cview(), c.ln1);  // n1 = norm1(x)
+    accumulate(dx, const_matrix_view<T>(dh1));  // h1 = x + a1d
+    drop.backward(da1, cv(dh1), c.d_att1);
+    const matrix_view<T> dn1 = scratch(1, true);  // df2 is spent
+    self_attn.backward(p, dn1, dn1, cv(da1), c.n1.cview(), c.n1.cview(), self_sh, c.att1);
+    norm1.backward(p, dx, cv(dn1), c.x0.cview(), c.ln1);  // n1 = norm1(x)
   }
 }
 

@@ -18,24 +18,23 @@ linear<T>::linear(parameters<T>& p, const std::string& name, index in_features, 
 
 template <class T>
 void linear<T>::forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T> x) const {
-  // y = x Wᵀ (+ b)
-  detail::gemm(false, true, x.rows, out, in, T(1), x.data, x.ld, p.value(w), in, T(0), y.data,
-               y.ld);
-  if (b < 0) return;
-  detail::add_row_vector(y, p.value(b));
+  // y = x Wᵀ (+ b): y starts as the bias, the GEMM adds x Wᵀ
+  if (b >= 0) detail::fill_rows(y, p.value(b));
+  detail::gemm(false, true, x.rows, out, in, T(1), x.data, x.ld, p.value(w), in,
+               b >= 0 ? T(1) : T(0), y.data, y.ld);
 }
 
 template <class T>
 void linear<T>::backward(parameters<T>& p, matrix_view<T> dx, const_matrix_view<T> dy,
-                         const_matrix_view<T> x) const {
+                         const_matrix_view<T> x, bool overwrite_dx) const {
   // dx += dy W and dW += dyᵀ x (+ db) are independent: side by side when they are small.
   const bool pair = !dx.empty() && detail::gemm_is_small(dy.rows, in, out);
   detail::run_pair(
       pair,
       [&] {
         if (!dx.empty())
-          detail::gemm(false, false, dy.rows, in, out, T(1), dy.data, dy.ld, p.value(w), in, T(1),
-                       dx.data, dx.ld);
+          detail::gemm(false, false, dy.rows, in, out, T(1), dy.data, dy.ld, p.value(w), in,
+                       overwrite_dx ? T(0) : T(1), dx.data, dx.ld);
       },
       [&] {
         detail::gemm(true, false, out, in, dy.rows, T(1), dy.data, dy.ld, x.data, x.ld, T(1),

@@ -1,5 +1,7 @@
 #include "kernelformer/nn/mlp.hpp"
 
+#include "detail/elementwise.hpp"
+
 namespace kf::nn {
 
 template <class T>
@@ -15,7 +17,7 @@ void mlp<T>::forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T> x,
                      std::mt19937_64* rng) const {
   const index n = x.rows, f = linear1.out;
   auto make = [&](matrix<T>& m) {  // fully overwritten: reuse the buffer when the shape holds
-    if (m.rows() != n || m.cols() != f) m = matrix<T>(n, f);
+    m.resize(n, f);
   };
   make(c.f1), make(c.g1), make(c.g1d);
   linear1.forward(p, c.f1.view(), x);                  // f1 = linear1(x)
@@ -28,11 +30,13 @@ template <class T>
 void mlp<T>::backward(parameters<T>& p, matrix_view<T> dx, const_matrix_view<T> dy,
                       const_matrix_view<T> x, const cache& c) const {
   const index n = dy.rows, f = linear1.out;
-  matrix<T> dg1d(n, f), dg1(n, f), df1(n, f);
-  linear2.backward(p, dg1d.view(), dy, c.g1d.cview());  // y = linear2(g1d)
-  dropout{dropout_rate}.backward(dg1.view(), dg1d.cview(), c.drop);
-  activation_backward(act, df1.view(), dg1.cview(), c.f1.cview());  // g1 = act(f1)
-  linear1.backward(p, dx, df1.cview(), x);                          // f1 = linear1(x)
+  const auto dg1d = detail::workspace(c.dg1d, n, f, false);
+  const auto dg1 = detail::workspace(c.dg1, n, f, true);
+  const auto df1 = detail::workspace(c.df1, n, f, true);
+  linear2.backward(p, dg1d, dy, c.g1d.cview(), true);  // y = linear2(g1d)
+  dropout{dropout_rate}.backward(dg1, const_matrix_view<T>(dg1d), c.drop);
+  activation_backward(act, df1, const_matrix_view<T>(dg1), c.f1.cview());  // g1 = act(f1)
+  linear1.backward(p, dx, const_matrix_view<T>(df1), x);                   // f1 = linear1(x)
 }
 
 template struct mlp<float>;

@@ -59,9 +59,10 @@ class sequence_regressor {
   matrix<T> pe_;
   // forward state
   index batch_ = 0;
-  matrix<T> x_, e_, h0_, h0d_;
-  std::vector<T> scale_;         // per window: its RMS (scale_inputs), else empty
-  std::vector<matrix<T>> acts_;  // layer inputs/outputs: acts_[l] is the input of layer l
+  matrix<T> x_, e_, h0_;
+  matrix<T> dcur_, dprev_, dh0_;  // backward scratch, kept across steps
+  std::vector<T> scale_;          // per window: its RMS (scale_inputs), else empty
+  std::vector<matrix<T>> acts_;   // layer inputs/outputs: acts_[l] is the input of layer l
   std::vector<typename nn::transformer_layer<T>::cache> caches_;
   nn::dropout::cache drop0_;
   typename nn::multi_head_attention<T>::shape shape_;

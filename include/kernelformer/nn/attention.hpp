@@ -35,11 +35,12 @@ struct multi_head_attention {
   linear<T> out_proj;
 
   struct cache {
-    matrix<T> q, kv;              // (B·T, C) queries; (B·S, 2C) keys and values
-    matrix<T> att;                // (B·T, C) smoothed values before out_proj
-    std::vector<T> lse;           // (B, H, T)
-    double dropout = 0.0;         // the rate this forward used (0: none)
-    std::uint64_t drop_seed = 0;  // its mask seed
+    matrix<T> q, kv;                  // (B·T, C) queries; (B·S, 2C) keys and values
+    matrix<T> att;                    // (B·T, C) smoothed values before out_proj
+    std::vector<T> lse;               // (B, H, T)
+    mutable matrix<T> datt, dq, dkv;  // backward scratch, kept across steps
+    double dropout = 0.0;             // the rate this forward used (0: none)
+    std::uint64_t drop_seed = 0;      // its mask seed
   };
   struct shape {
     index batch = 1, t = 1, s = 1;   // s: context length (= t for self-attention)

@@ -48,6 +48,7 @@ struct transformer_layer {
     typename multi_head_attention<T>::cache att1, att2;
     dropout::cache d_att1, d_att2, d_ff2;
     matrix<T> a1d, a2d, f2d;  // after dropout
+    mutable matrix<T> g[6];   // backward scratch, kept across steps
   };
 
   transformer_layer() = default;

@@ -18,9 +18,10 @@ struct linear {
   linear(parameters<T>& p, const std::string& name, index in_features, index out_features,
          bool bias = true, init_kind init = init_kind::kaiming_linear, double scale = 1.0);
   void forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T> x) const;
-  // dx may be empty (input gradient not needed).
+  // dx may be empty (input gradient not needed). overwrite_dx: dx = dy W instead of dx += dy W
+  // (dx's prior contents are then never read).
   void backward(parameters<T>& p, matrix_view<T> dx, const_matrix_view<T> dy,
-                const_matrix_view<T> x) const;
+                const_matrix_view<T> x, bool overwrite_dx = false) const;
 };
 
 }  // namespace kf::nn

@@ -23,6 +23,7 @@ struct mlp {
   struct cache {
     matrix<T> f1, g1, g1d;  // linear1 out, activation out, after dropout
     dropout::cache drop;
+    mutable matrix<T> dg1d, dg1, df1;  // backward scratch, kept across steps
   };
 
   mlp() = default;
