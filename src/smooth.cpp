@@ -42,7 +42,7 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
       bool partial = false;
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
       const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
-      weight_tile(pl, sc, i0, bq, j0, bk, partial);
+      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/false);
       T* pm = sc.w.data();  // P, in place of the weights
       if (pl.rk.log_domain) {
         for (index a = 0; a < bq; ++a) {

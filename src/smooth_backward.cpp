@@ -77,6 +77,21 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
   const bool want_dparam = g.want_dparam;
   const auto nt = static_cast<std::size_t>(pl.threads);
   const index rows = pl.backward_rows();
+  // A single log-domain factor with a constant dweight (attention's exp_dot, the Gaussian) and
+  // no kernel-parameter gradient: dS = P ⊙ (G − dot) · dweight in the same pass as C (C is 0
+  // where the weight is masked or the row empty, as P is).
+  bool fuse_dw = false;
+  T const_dw = T(0);
+  if (logd && pl.engines.size() == 1 && pl.rk.factors[0].log_domain && !want_dparam)
+    std::visit(
+        [&](const auto& kk) {
+          using K = std::decay_t<decltype(kk)>;
+          if constexpr (std::is_same_v<K, kernel_exp_dot> || std::is_same_v<K, kernel_gaussian>) {
+            fuse_dw = true;
+            const_dw = kk.template dweight<T>(T(0));
+          }
+        },
+        pl.rk.factors[0].kern);
   // dK and dV are accumulated by every query block: into per-thread buffers when blocks run on
   // several threads, else straight into the caller's matrices (attention's per-head calls). dQ
   // rows belong to one block each and are accumulated in place.
@@ -108,17 +123,16 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
       bool partial = false;
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
       const index j0 = kb * kBk, bk = std::min(kBk, m - j0);
-      weight_tile(pl, sc, i0, bq, j0, bk, partial);
-      // P = normalized weights of the tile.
+      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/want_dparam);
+      // P = normalized weights of the tile, in place of the weights in sc.w.
       for (index a = 0; a < bq; ++a) {
-        array_map<T> wa(sc.w.data() + a * kBk, bk), pa(sc.p.data() + a * kBk, bk);
+        array_map<T> wa(sc.w.data() + a * kBk, bk);
         if (!row_ok[a])
-          pa.setZero();
-        else if (logd) {
-          pa = wa - lse[static_cast<std::size_t>(i0 + a)];
-          detail::exp_inplace(pa.data(), bk);  // vectorized; exp(−inf) = 0 (masked entries)
-        } else
-          pa = wa * inv_sum[a];
+          wa.setZero();
+        else if (logd)  // vectorized; exp(−inf) = 0 (masked entries)
+          detail::exp_shift_sum(wa.data(), bk, lse[static_cast<std::size_t>(i0 + a)]);
+        else
+          wa *= inv_sum[a];
       }
       // Weight dropout: out = (P∘M)·V with the row normalizer unchanged, so dV uses P∘M and the
       // weights' gradient is P∘(M∘(dOut·Vᵀ) − dOut·out) — the same form, M applied to dOut·Vᵀ.
@@ -129,20 +143,26 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
           pl.drop.row(i0 + a, j0, bk, ka);
           if (want_dv)
             array_map<T>(sc.g.data() + a * kBk, bk) =
-                array_map<T>(sc.p.data() + a * kBk, bk) * array_map<T>(ka, bk);
+                array_map<T>(sc.w.data() + a * kBk, bk) * array_map<T>(ka, bk);
         }
       if (want_dv)
-        gemm(true, false, bk, dv, bq, T(1), drop ? sc.g.data() : sc.p.data(), kBk, dout.row(i0),
+        gemm(true, false, bk, dv, bq, T(1), drop ? sc.g.data() : sc.w.data(), kBk, dout.row(i0),
              dout.ld, T(1), dvp + j0 * ldv, ldv);
       // C = d loss / d weight, into sc.g.
       gemm(false, true, bq, bk, dv, T(1), dout.row(i0), dout.ld, pl.v.row(j0), pl.v.ld, T(0),
            sc.g.data(), kBk);
       for (index a = 0; a < bq; ++a) {
         T* ga = sc.g.data() + a * kBk;
-        const T* pa = sc.p.data() + a * kBk;
+        const T* pa = sc.w.data() + a * kBk;
         if (drop) {
           const T* ka = sc.r2.data() + a * kBk;
           for (index b = 0; b < bk; ++b) ga[b] *= ka[b];
+        }
+        if (fuse_dw) {  // dS = P ⊙ (G − dot) · dweight straight into sc.p
+          T* da = sc.p.data() + a * kBk;
+          const T dot = dot_do[a];
+          for (index b = 0; b < bk; ++b) da[b] = pa[b] * (ga[b] - dot) * const_dw;
+          continue;
         }
         for (index b = 0; b < bk; ++b) {
           const T gab = ga[b] - dot_do[a];
@@ -159,8 +179,8 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
               using K = std::decay_t<decltype(kk)>;
               if constexpr (std::is_same_v<K, kernel_exp_dot> ||
                             std::is_same_v<K, kernel_gaussian>) {
-                // A constant dweight (attention's kernel, the Gaussian): dS = C·dweight, one
-                // vectorized pass (C is already 0 where the weight is masked or empty).
+                if (fuse_dw) return;  // dS is in sc.p already
+                // A constant dweight in a product kernel: dS = C·dweight, one vectorized pass.
                 if (!direct_in_product && !want_dparam) {
                   const T dw = kk.template dweight<T>(T(0));
                   for (index a = 0; a < bq; ++a)
@@ -172,7 +192,7 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
               for (index a = 0; a < bq; ++a) {
                 const T* sa = sc.s[f].data() + a * kBk;
                 const T* ca = sc.g.data() + a * kBk;
-                T* da = sc.p.data() + a * kBk;  // P is no longer needed: dS goes here
+                T* da = sc.p.data() + a * kBk;  // dS
                 for (index b = 0; b < bk; ++b) {
                   T c = ca[b];
                   if (c != T(0) && direct_in_product) {
