@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace kf::detail {
 namespace {
@@ -33,23 +34,58 @@ struct small_gemm_guard {
   small_gemm_guard(const small_gemm_guard&) = delete;
   small_gemm_guard& operator=(const small_gemm_guard&) = delete;
 };
-// A small product called outside any parallel region is cut into two row blocks run on two
-// threads, each single-threaded inside OpenBLAS: one libgomp fork instead of OpenBLAS's team
-// start-up, which cost more than the product (docs/performance.md).
+// Outside any parallel region, with two or more threads, a product is cut in two halves run side
+// by side, each single-threaded inside OpenBLAS: one libgomp fork instead of OpenBLAS's own
+// team, whose threads wait on each other for shared packed panels (perf: sched_yield and
+// libgomp spinning). Measured on the periodic model's training step (kf train periodic --config
+// code): 15% faster than OpenBLAS's threading; small products were already cut this way (their
+// team start-up cost more than the product). Two cuts (docs/performance.md):
+//   - rows of C when it has >= 128 rows, at a multiple of 64 rows (whole micro-kernel blocks);
+//   - the inner dimension when C is small and the inner dimension long (a weight gradient
+//     dW = dYᵀX: 128 × 128 over 50k rows; cutting its rows would pack X twice): the second half
+//     goes to a scratch C, added after both halves.
+// The result is deterministic; it may differ from one whole call in the last bits (OpenBLAS
+// picks its kernels by size), as OpenBLAS's own threading may — tests/test_blas.cpp.
+constexpr index kSplitMinRows = 128;
+constexpr index kSplitMinInner = 4096;
+
+bool can_split() { return !omp_in_parallel() && omp_get_max_threads() >= 2; }
+
 template <class F>
-bool split_rows(index m, index n, index k, F&& call) {
-  if (m < 128 || double(m) * double(n) * double(k) >= kSmallGemm || omp_in_parallel() ||
-      omp_get_max_threads() < 2)
-    return false;
-  // The cut is a multiple of 64 rows (whole micro-kernel blocks). The result is deterministic;
-  // it may differ from one whole call in the last bit (OpenBLAS picks its small-matrix kernels
-  // by size), as OpenBLAS's own threading may — tests/test_blas.cpp.
+bool split_rows(index m, F&& call) {
+  if (m < kSplitMinRows || !can_split()) return false;
   const index half = std::max<index>(64, (m / 2) / 64 * 64);
 #pragma omp parallel num_threads(2)
   {
     const int t = omp_get_thread_num();
     call(t == 0 ? 0 : half, t == 0 ? half : m);
   }
+  return true;
+}
+
+// One body for both precisions: blas_call is cblas_sgemm or cblas_dgemm.
+template <class T, class Blas>
+bool split_inner(Blas blas_call, bool trans_a, bool trans_b, index m, index n, index k, T alpha,
+                 const T* a, index lda, const T* b, index ldb, T beta, T* c, index ldc) {
+  if (k < kSplitMinInner || k < 8 * std::max(m, n) || !can_split()) return false;
+  const index half = k / 2;
+  static thread_local std::vector<T> part;
+  part.resize(static_cast<std::size_t>(m * n));
+  // Column p of op(A) and row p of op(B), as pointers.
+  const T* a1 = trans_a ? a + half * lda : a + half;
+  const T* b1 = trans_b ? b + half : b + half * ldb;
+  std::vector<T>& second = part;
+#pragma omp parallel num_threads(2)
+  {
+    if (omp_get_thread_num() == 0)
+      blas_call(CblasRowMajor, tr(trans_a), tr(trans_b), bi(m), bi(n), bi(half), alpha, a, bi(lda),
+                b, bi(ldb), beta, c, bi(ldc));
+    else
+      blas_call(CblasRowMajor, tr(trans_a), tr(trans_b), bi(m), bi(n), bi(k - half), alpha, a1,
+                bi(lda), b1, bi(ldb), T(0), second.data(), bi(n));
+  }
+  for (index i = 0; i < m; ++i)
+    for (index j = 0; j < n; ++j) c[i * ldc + j] += second[static_cast<std::size_t>(i * n + j)];
   return true;
 }
 }  // namespace
@@ -64,7 +100,9 @@ void gemm_rows(Blas blas_call, bool trans_a, bool trans_b, index m, index n, ind
               a + (trans_a ? i0 : i0 * lda), bi(lda < 1 ? 1 : lda), b, bi(ldb < 1 ? 1 : ldb), beta,
               c + i0 * ldc, bi(ldc < 1 ? 1 : ldc));
   };
-  if (split_rows(m, n, k, call)) return;
+  if (split_inner(blas_call, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+    return;
+  if (split_rows(m, call)) return;
   const small_gemm_guard one_thread(m, n, k);
   call(0, m);
 }
