@@ -11,7 +11,10 @@ Prints a Markdown table: ms per call, GFLOP/s (4 n^2 d H forward, 14 n^2 d H for
 kf / sgemm, and the speed-up over PyTorch. Build first:
     cmake --preset release && cmake --build --preset release --target bench_attention
 Usage: /usr/bin/python3 python/bench_attention_vs_torch.py [--bench build/release/bench/bench_attention]
-       [--sizes 1024,4096] [--repeats 5] [--json OUT.json]
+       [--sizes 1024,4096] [--repeats 5] [--rounds 1] [--torch-keep-heap] [--json OUT.json]
+--rounds R alternates kf and PyTorch R times and reports per-case medians with their ranges
+(the host's load drifts; ratios are taken within each round). --torch-keep-heap runs PyTorch
+with glibc keeping freed memory (by default PyTorch page-faults its n x n scores in on every call).
 """
 import argparse
 import json
@@ -48,6 +51,24 @@ def time_ms(fn, repeats):
         best.append(time.perf_counter() - t0)
     best.sort()
     return 1e3 * best[len(best) // 2]
+
+
+# glibc settings that keep freed memory in the heap: PyTorch on the CPU allocates its n × n
+# score tensors with malloc, and by default glibc serves blocks above 32 MiB with mmap and unmaps
+# them on free, so every call page-faults its scores in again (at n = 1024 that is ~60% of
+# PyTorch's forward time). kf's CLI keeps its heap the same way (mallopt in apps/kf/main.cpp);
+# --torch-keep-heap measures PyTorch so too.
+KEEP_HEAP_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 32)}
+
+
+def run_torch_child(sizes, repeats):
+    """run_torch in a child process with KEEP_HEAP_ENV (glibc reads it at start-up)."""
+    code = ("import json, sys; sys.path.insert(0, %r); import bench_attention_vs_torch as b; "
+            "r = b.run_torch(%r, %d); print(json.dumps([[list(k), v] for k, v in r.items()]))"
+            % (os.path.dirname(os.path.abspath(__file__)), sizes, repeats))
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         env=dict(os.environ, **KEEP_HEAP_ENV)).stdout
+    return {tuple(k): v for k, v in json.loads(out.strip().splitlines()[-1])}
 
 
 def run_torch(sizes, repeats):
@@ -97,6 +118,11 @@ def main():
     ap.add_argument("--sizes", default="1024,4096")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--min-time", type=float, default=1.0, help="Google Benchmark min time (s)")
+    ap.add_argument("--torch-keep-heap", action="store_true",
+                    help="run PyTorch with glibc keeping freed memory in its heap (no page faults "
+                    "per call); the default is PyTorch as installed")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="alternate kf and PyTorch this many times; report medians and ranges")
     ap.add_argument("--json", help="also write the raw numbers here")
     a = ap.parse_args()
     try:
@@ -109,39 +135,76 @@ def main():
               file=sys.stderr)
         return 2
     sizes = [int(s) for s in a.sizes.split(",")]
-    kf = run_kf(a.bench, sizes, a.min_time)
-    th = run_torch(sizes, a.repeats)
 
     def gf(ms, n, per):
         return per * n * n * D * H / (ms * 1e-3) * 1e-9
 
+    def one_round():
+        kf = run_kf(a.bench, sizes, a.min_time)
+        th = run_torch_child(sizes, a.repeats) if a.torch_keep_heap else run_torch(sizes, a.repeats)
+        rows = []
+        for n in sizes:
+            sg = kf[("sgemm", n)]
+            cases = [
+                ("core forward", kf[("heads_forward", n, 0)], th[("core_fwd", n, 0)], 4),
+                ("core forward, causal", kf[("heads_forward", n, 1)], th[("core_fwd", n, 1)], 4),
+                ("core forward+backward", kf[("heads_fwd_bwd", n, 0)], th[("core_fwd_bwd", n, 0)],
+                 14),
+                ("layer forward (MultiheadAttention)", kf[("layer_forward", n)],
+                 th[("mha_fwd", n)], 4),
+                ("layer forward+backward", kf[("layer_fwd_bwd", n)], th[("mha_fwd_bwd", n)], 14),
+            ]
+            if ("heads_fwd_bwd", n, 1) in kf:
+                cases.insert(3, ("core forward+backward, causal", kf[("heads_fwd_bwd", n, 1)],
+                                 th[("core_fwd_bwd", n, 1)], 14))
+            for name, k_ms, t_ms, per in cases:
+                rows.append(dict(n=n, case=name, kf_ms=k_ms, torch_ms=t_ms,
+                                 kf_gflops=gf(k_ms, n, per), torch_gflops=gf(t_ms, n, per),
+                                 sgemm_gflops=gf(sg, n, 4), speedup=t_ms / k_ms))
+        return rows
+
+    # Rounds alternate kf and PyTorch, so a drift in the host's load hits both sides; each
+    # round's ratios are taken within the round, then the median (and range) over rounds.
+    rounds = [one_round() for _ in range(max(1, a.rounds))]
+
+    def med(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2]
+
     rows = []
-    for n in sizes:
-        sg = kf[("sgemm", n)]
-        cases = [
-            ("core forward", kf[("heads_forward", n, 0)], th[("core_fwd", n, 0)], 4),
-            ("core forward, causal", kf[("heads_forward", n, 1)], th[("core_fwd", n, 1)], 4),
-            ("core forward+backward", kf[("heads_fwd_bwd", n, 0)], th[("core_fwd_bwd", n, 0)], 14),
-            ("layer forward (MultiheadAttention)", kf[("layer_forward", n)], th[("mha_fwd", n)],
-             4),
-            ("layer forward+backward", kf[("layer_fwd_bwd", n)], th[("mha_fwd_bwd", n)], 14),
-        ]
-        if ("heads_fwd_bwd", n, 1) in kf:
-            cases.insert(3, ("core forward+backward, causal", kf[("heads_fwd_bwd", n, 1)],
-                             th[("core_fwd_bwd", n, 1)], 14))
-        for name, k_ms, t_ms, per in cases:
-            rows.append(dict(n=n, case=name, kf_ms=k_ms, torch_ms=t_ms, kf_gflops=gf(k_ms, n, per),
-                             torch_gflops=gf(t_ms, n, per), sgemm_gflops=gf(sg, n, 4),
-                             speedup=t_ms / k_ms))
+    for i, r0 in enumerate(rounds[0]):
+        col = [rd[i] for rd in rounds]
+        r = dict(r0)
+        for key in ("kf_ms", "torch_ms", "kf_gflops", "torch_gflops", "sgemm_gflops", "speedup"):
+            r[key] = med([c[key] for c in col])
+        r["sgemm_share"] = med([c["kf_gflops"] / c["sgemm_gflops"] for c in col])
+        r["speedup_range"] = (min(c["speedup"] for c in col), max(c["speedup"] for c in col))
+        r["sgemm_share_range"] = (min(c["kf_gflops"] / c["sgemm_gflops"] for c in col),
+                                  max(c["kf_gflops"] / c["sgemm_gflops"] for c in col))
+        r["rounds"] = [dict(kf_ms=c["kf_ms"], torch_ms=c["torch_ms"], speedup=c["speedup"])
+                       for c in col]
+        rows.append(r)
+    many = len(rounds) > 1
+    if a.torch_keep_heap:
+        print("PyTorch ran with glibc keeping freed memory in its heap (" +
+              ", ".join(f"{k}={v}" for k, v in KEEP_HEAP_ENV.items()) + ").\n")
+    if many:
+        print(f"Median of {len(rounds)} alternating rounds (min-max of the per-round figures in "
+              "brackets).\n")
     print("| n | case | kf ms | PyTorch ms | kf GFLOP/s | PyTorch GFLOP/s | kf / sgemm | "
           "kf speed-up |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
+        share = f"{100 * r['sgemm_share']:.0f}%"
+        spd = f"{r['speedup']:.2f}x"
+        if many:
+            share += " ({:.0f}-{:.0f}%)".format(*(100 * x for x in r["sgemm_share_range"]))
+            spd += " ({:.2f}-{:.2f}x)".format(*r["speedup_range"])
         print(f"| {r['n']} | {r['case']} | {r['kf_ms']:.1f} | {r['torch_ms']:.1f} | "
-              f"{r['kf_gflops']:.1f} | {r['torch_gflops']:.1f} | "
-              f"{100 * r['kf_gflops'] / r['sgemm_gflops']:.0f}% | {r['speedup']:.2f}x |")
+              f"{r['kf_gflops']:.1f} | {r['torch_gflops']:.1f} | {share} | {spd} |")
     for n in sizes:
-        print(f"sgemm ceiling at n = {n}: {gf(kf[('sgemm', n)], n, 4):.1f} GFLOP/s")
+        sg = med([next(c for c in rd if c["n"] == n)["sgemm_gflops"] for rd in rounds])
+        print(f"sgemm ceiling at n = {n}: {sg:.1f} GFLOP/s")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

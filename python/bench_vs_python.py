@@ -11,7 +11,7 @@ Every kf figure is measured in the same run as its Python baseline (--only picks
              KernelReg(bw='cv_ls') at n = 2,000 (one run, ~15 s) vs bench_regression's loo_cv_1d
              at n = 2,000, 10^6, 10^7 (one run each). Target: 10^7 in < 20 s.
   attention  python/bench_attention_vs_torch.py's table (8 heads x 64, n in --sizes), run as a
-             subprocess with this script's --repeats, --min-time and --sizes.
+             subprocess with this script's --repeats, --min-time, --sizes and --rounds.
   memory     bench_smooth's memory_64k (n = m = 65,536, d = 64, float32, its own process) vs
              PyTorch's softmax(Q K^T / sqrt(d)) V at n = 4,096, 8 heads x 64, float32 (its own
              process, growth of peak RSS around the call). Target: <= 64 MiB beyond
@@ -287,7 +287,9 @@ def section_attention(a, out):
         path = os.path.join(tmp, "attention.json")
         cmd = [sys.executable, os.path.join(HERE, "bench_attention_vs_torch.py"),
                "--bench", binary(a.bench_dir, "bench_attention"), "--sizes", a.sizes,
-               "--repeats", str(a.repeats), "--min-time", "%g" % a.min_time, "--json", path]
+               "--repeats", str(a.repeats), "--min-time", "%g" % a.min_time,
+               "--rounds", str(a.rounds), "--json", path] + (
+                   ["--torch-keep-heap"] if a.torch_keep_heap else [])
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"error: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
@@ -464,6 +466,10 @@ def main():
     ap.add_argument("--min-time", type=float, default=1.0,
                     help="Google Benchmark min time per repetition, s (default 1.0)")
     ap.add_argument("--sizes", default="1024,4096", help="attention sizes n (default 1024,4096)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="attention: alternate kf and PyTorch this many times (medians, ranges)")
+    ap.add_argument("--torch-keep-heap", action="store_true",
+                    help="attention: PyTorch with glibc keeping freed memory in its heap")
     ap.add_argument("--skip-statsmodels", action="store_true",
                     help="loocv: run only kf's side (statsmodels takes ~15 s)")
     ap.add_argument("--bench-dir", default=os.path.join(ROOT, "build", "release", "bench"),
