@@ -37,9 +37,10 @@ struct small_gemm_guard {
 // Outside any parallel region, with two or more threads, a product is cut in two halves run side
 // by side, each single-threaded inside OpenBLAS: one libgomp fork instead of OpenBLAS's own
 // team, whose threads wait on each other for shared packed panels (perf: sched_yield and
-// libgomp spinning). Measured on the periodic model's training step (kf train periodic --config
-// code): 15% faster than OpenBLAS's threading; small products were already cut this way (their
-// team start-up cost more than the product). Two cuts (docs/performance.md):
+// libgomp spinning). On the periodic model's training step (kf train periodic --config code)
+// epoch medians went from ~2.0 to ~1.8 s, within the host's ±10% noise; small products were
+// already cut this way (their team start-up cost more than the product). Two cuts
+// (docs/performance.md):
 //   - rows of C when it has >= 128 rows, at a multiple of 64 rows (whole micro-kernel blocks);
 //   - the inner dimension when C is small and the inner dimension long (a weight gradient
 //     dW = dYᵀX: 128 × 128 over 50k rows; cutting its rows would pack X twice): the second half
@@ -71,7 +72,7 @@ bool split_inner(Blas blas_call, bool trans_a, bool trans_b, index m, index n, i
   const index half = k / 2;
   static thread_local std::vector<T> part;
   part.resize(static_cast<std::size_t>(m * n));
-  // Column p of op(A) and row p of op(B), as pointers.
+  // Where the second half of the inner dimension starts in A and in B.
   const T* a1 = trans_a ? a + half * lda : a + half;
   const T* b1 = trans_b ? b + half : b + half * ldb;
   std::vector<T>& second = part;

@@ -86,11 +86,12 @@ struct arg_engine {
     kv = kcen.cview();
   }
 
-  void tile(T* s, index i0, index bq, index j0, index bk) const {
+  // dot_scale multiplies a dot tile inside the GEMM (alpha).
+  void tile(T* s, index i0, index bq, index j0, index bk, T dot_scale = T(1)) const {
     const index df = c1 - c0;
     if (arg == kernel_arg::dot) {
-      detail::gemm(false, true, bq, bk, df, T(1), qv.row(i0), qv.ld, kv.row(j0), kv.ld, T(0), s,
-                   kBk);
+      detail::gemm(false, true, bq, bk, df, dot_scale, qv.row(i0), qv.ld, kv.row(j0), kv.ld, T(0),
+                   s, kBk);
       return;
     }
     if (direct) {
@@ -320,11 +321,7 @@ void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0
   const auto* ed = std::get_if<kernel_exp_dot>(&pl.rk.factors[0].kern);
   const bool fused = !keep_args && pl.engines.size() == 1 && ed != nullptr &&
                      pl.engines[0].arg == kernel_arg::dot && logd;
-  if (fused) {
-    const arg_engine<T>& e = pl.engines[0];
-    detail::gemm(false, true, bq, bk, e.c1 - e.c0, T(1.0 / ed->temperature), e.qv.row(i0), e.qv.ld,
-                 e.kv.row(j0), e.kv.ld, T(0), sc.w.data(), kBk);
-  }
+  if (fused) pl.engines[0].tile(sc.w.data(), i0, bq, j0, bk, T(1.0 / ed->temperature));
   for (std::size_t f = 0; f < pl.engines.size() && !fused; ++f) {
     pl.engines[f].tile(sc.s[f].data(), i0, bq, j0, bk);
     const bool to_log = logd && !pl.rk.factors[f].log_domain;
