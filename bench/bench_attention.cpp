@@ -8,12 +8,17 @@
 //   layer_forward      nn::multi_head_attention (in-projection + core + out-projection), the
 //                      counterpart of torch.nn.MultiheadAttention; layer_fwd_bwd adds backward
 //   sgemm              one OpenBLAS sgemm with the core's FLOP count (the ceiling)
+//   tile_gemms         the forward's two per-tile products alone, as the smoother runs them
+//                      (each thread its own row block, OpenBLAS single-threaded): S = Q·Kᵀ
+//                      (256 × 256 × 64) and O += P·V (256 × 64 × 256). Their rate is the
+//                      ceiling of the core at head dim 64, below sgemm's (see performance.md)
 // GFLOP/s counts the core's 4·n²·d·H (forward: Q·Kᵀ, P·V) or 14·n²·d·H (forward + backward:
 // Q·Kᵀ recomputed, dV, dP, dQ, dK, as FlashAttention counts); causal runs count the same FLOPs,
 // so skipped tiles show as effective GFLOP/s. python/bench_attention_vs_torch.py runs this binary
 // beside PyTorch.
 //   build/release/bench/bench_attention --benchmark_filter='heads_forward|sgemm'
 #include <benchmark/benchmark.h>
+#include <omp.h>
 
 #include <random>
 #include <string>
@@ -175,8 +180,48 @@ void BM_sgemm(benchmark::State& st) {
   rate(st, n, 4);
 }
 
+// The forward's per-tile products for one head at n = m (arg 0), each of the 2 threads sweeping
+// its own 256-row block over all key tiles, as smooth() does; arg 1: 0 = S = Q·Kᵀ only, 1 = P·V
+// only, 2 = both. GFLOP/s counts 2·n·d·256 per product kind per thread and block.
+void BM_tile_gemms(benchmark::State& st) {
+  const index n = st.range(0), which = st.range(1), bq = 256, bk = 256, threads = 2;
+  const kf::matrix<float> q = random(n, kWidth, 1), k = random(n, kWidth, 2),
+                          v = random(n, kWidth, 3);
+  std::vector<kf::matrix<float>> s, o;
+  for (index t = 0; t < threads; ++t) {
+    s.push_back(random(bq, bk, 10 + static_cast<unsigned>(t)));
+    o.emplace_back(bq, kDim);
+  }
+  for (auto _ : st) {
+#pragma omp parallel num_threads(2)
+    {
+      const int t = omp_get_thread_num();
+      const float* qb = q.cview().row(t * bq);
+      for (index j = 0; j < n; j += bk) {
+        if (which != 1)
+          kf::detail::gemm(false, true, bq, bk, kDim, 0.125f, qb, kWidth, k.cview().row(j), kWidth,
+                           0.0f, s[static_cast<std::size_t>(t)].data(), bk);
+        if (which != 0)
+          kf::detail::gemm(false, false, bq, kDim, bk, 1.0f, s[static_cast<std::size_t>(t)].data(),
+                           bk, v.cview().row(j), kWidth, 1.0f,
+                           o[static_cast<std::size_t>(t)].data(), kDim);
+      }
+    }
+    benchmark::ClobberMemory();
+  }
+  const double kinds = which == 2 ? 2.0 : 1.0;
+  st.counters["GFLOP/s"] =
+      benchmark::Counter(kinds * 2.0 * static_cast<double>(threads * bq * n * kDim) *
+                             static_cast<double>(st.iterations()) * 1e-9,
+                         benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
+BENCHMARK(BM_tile_gemms)
+    ->ArgsProduct({{4096}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_sgemm)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_heads_forward)
     ->Args({1024, 0})

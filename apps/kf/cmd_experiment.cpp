@@ -26,6 +26,7 @@ struct experiment_options {
   index epochs = 0, batch = 0;
   double lr = 0;
   bool norm_first = false, scale_inputs = false, cosine_lr = false, quiet = false;
+  double dropout = -1;  // < 0: the configuration's (0.1)
 };
 
 double paper_mse(model::periodic_function f) {
@@ -57,6 +58,7 @@ void run(const experiment_options& o) {
     base = model::periodic_config(o.config);
     base.block.norm_first = o.norm_first;
     base.scale_inputs = o.scale_inputs;
+    if (o.dropout >= 0) base.block.dropout = o.dropout;
   } catch (const std::invalid_argument& e) {
     throw user_error(e.what());
   } catch (const std::out_of_range&) {
@@ -64,6 +66,8 @@ void run(const experiment_options& o) {
   }
   if (o.epochs < 0) throw user_error("--epochs must be positive");
   if (o.batch < 0) throw user_error("--batch must be positive");
+  if (o.dropout >= 1 || !std::isfinite(o.dropout))
+    throw user_error(fmt::format("--dropout {}: expected a probability in [0, 1)", o.dropout));
   if (o.lr < 0 || !std::isfinite(o.lr)) throw user_error("--lr must be a positive number");
   if (!o.out.empty()) {
     std::error_code ec;
@@ -89,6 +93,8 @@ void run(const experiment_options& o) {
   if (o.cosine_lr) improvements.emplace_back("warmup + cosine lr");
   if (to.batch != default_batch) improvements.emplace_back(fmt::format("batch {}", to.batch));
   if (to.lr != default_lr) improvements.emplace_back(fmt::format("lr {}", to.lr));
+  if (o.dropout >= 0 && o.dropout != 0.1)
+    improvements.emplace_back(fmt::format("dropout {}", o.dropout));
   if (!improvements.empty()) setting = fmt::format("improved ({})", fmt::join(improvements, ", "));
   std::string md = fmt::format(
       "Transformer: {} config, {}, {} epochs, batch {}, Adam lr {}.\n\n"
@@ -273,6 +279,10 @@ void add_experiment(CLI::App& app) {
                 "RMS-scaled windows, prediction scaled back (an improvement option)");
   sub->add_flag("--cosine-lr", o->cosine_lr,
                 "warmup over 5% of the steps, then cosine decay to 0 (an improvement option)");
+  sub->add_option("--dropout", o->dropout,
+                  "dropout probability (default: 0.1, as seed 003's code; another value is an "
+                  "improvement option)")
+      ->check(CLI::Range(0.0, 0.999));
   sub->add_option("--out", o->out,
                   "directory: table.md, table.csv, FUNCTION/{prediction,attention,loss}.png|csv");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");

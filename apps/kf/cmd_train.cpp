@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@ struct periodic_options {
   double lr = 0;
   bool norm_first = false, scale_inputs = false, cosine_lr = false, quiet = false;
   double clip = 0;
+  double dropout = -1;  // < 0: the configuration's (0.1, as in seed 003's code)
 };
 
 // The protocol's settings (Adam 1e-3, batch 512, 100 epochs); quick: 20 epochs of 64 at 3e-3.
@@ -43,6 +45,9 @@ void run(const periodic_options& o) {
   }
   cfg.block.norm_first = o.norm_first;
   cfg.scale_inputs = o.scale_inputs;
+  if (o.dropout >= 1 || !std::isfinite(o.dropout))
+    throw user_error(fmt::format("--dropout {}: expected a probability in [0, 1)", o.dropout));
+  if (o.dropout >= 0) cfg.block.dropout = o.dropout;
   if (o.epochs < 0) throw user_error("--epochs must be positive");
   if (o.batch < 0) throw user_error("--batch must be at least 1");
   if (o.lr < 0) throw user_error("--lr must be positive");
@@ -92,6 +97,7 @@ void run(const periodic_options& o) {
   js["scale_inputs"] = o.scale_inputs;
   js["cosine_lr"] = o.cosine_lr;
   js["clip"] = o.clip;
+  js["dropout"] = cfg.block.dropout;
   js["parameters"] = m.params().count();
   js["final_train_loss"] = tr.epoch_loss.back();
   js["test_mse_rollout"] = fc.mse_rollout;
@@ -146,6 +152,10 @@ void add_train(CLI::App& app) {
                 "option: the network sees shapes, not amplitudes)");
   sub->add_flag("--cosine-lr", o->cosine_lr,
                 "warmup over 5% of the steps, then cosine decay to 0 (an improvement option)");
+  sub->add_option("--dropout", o->dropout,
+                  "dropout probability (default: 0.1, as seed 003's code; another value is an "
+                  "improvement option)")
+      ->check(CLI::Range(0.0, 0.999));
   sub->add_option("--clip", o->clip, "clip the gradient norm at this value (0: off)");
   sub->add_option("--save", o->save, "MODEL.safetensors (PyTorch state_dict names)");
   sub->add_option("--summary", o->summary,

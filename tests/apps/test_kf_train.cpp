@@ -22,8 +22,8 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
   const fs::path dir = fs::temp_directory_path() / ("kf_train_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string d = dir.string();
-  auto r = run_kf("train periodic --function square --epochs 2 --scale-inputs --out " + d +
-                  "/run --save " + d + "/m.safetensors --summary " + d + "/s.json");
+  auto r = run_kf("train periodic --function square --epochs 2 --scale-inputs --dropout 0 --out " +
+                  d + "/run --save " + d + "/m.safetensors --summary " + d + "/s.json");
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string js = io::read_file(d + "/s.json");
   for (const char* key : {"\"function\"", "\"config\"", "\"kernel\"", "\"seed\"", "\"epochs\"",
@@ -31,6 +31,7 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
                           "\"epoch_seconds_median\"", "\"train_seconds\""})
     EXPECT_NE(js.find(key), std::string::npos) << key;
   EXPECT_NE(js.find("\"scale_inputs\": true"), std::string::npos) << js;
+  EXPECT_NE(js.find("\"dropout\": 0.0"), std::string::npos) << js;
   for (const char* f : {"loss.csv", "loss.png", "prediction.csv", "prediction.png", "attention.png",
                         "attention.csv", "summary.json"})
     EXPECT_TRUE(fs::exists(d + "/run/" + f)) << f;
@@ -48,6 +49,8 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
       {"train periodic --config huge --out " + d + "/bad", "unknown configuration"},
       {"train periodic --kernel nope --out " + d + "/bad", "unknown kernel"},
       {"train periodic --save " + d + "/bad.bin", ".safetensors"},
+      {"train periodic --dropout 1 --out " + d + "/bad", "--dropout"},
+      {"train periodic --dropout nan --out " + d + "/bad", "--dropout nan"},
       {"predict --model " + d + "/m.safetensors --input " + d + "/short.npy --out " + d +
            "/bad.npy",
        "99 values"},
@@ -86,14 +89,16 @@ TEST(KfExperiment, TableWithNadarayaWatsonBaseline) {
   // The improvement options are named in the table, never mixed with the faithful setting.
   r = run_kf(
       "experiment periodic --functions sin-exp --seeds 0 --epochs 1 --scale-inputs --pre-ln "
-      "--cosine-lr --out " +
+      "--cosine-lr --dropout 0 --out " +
       dir.string() + "/improved");
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string md2 = io::read_file((dir / "improved" / "table.md").string());
-  EXPECT_NE(md2.find("improved (pre-LN, RMS-scaled windows, warmup + cosine lr)"),
+  EXPECT_NE(md2.find("improved (pre-LN, RMS-scaled windows, warmup + cosine lr, dropout 0)"),
             std::string::npos)
       << md2;
   EXPECT_NE(run_kf("experiment periodic --seeds x --out " + dir.string() + "/bad").code, 0);
+  EXPECT_FALSE(fs::exists(dir / "bad"));
+  EXPECT_NE(run_kf("experiment periodic --dropout 2 --out " + dir.string() + "/bad").code, 0);
   EXPECT_FALSE(fs::exists(dir / "bad"));
   fs::remove_all(dir);
 }
