@@ -7,6 +7,9 @@
   layer    kf's nn::multi_head_attention (projections + core) vs torch.nn.MultiheadAttention
   causal   the same with a causal mask (kf skips masked tiles; PyTorch adds a -inf mask)
   ceiling  OpenBLAS sgemm with the core's FLOP count, measured by the same bench binary
+  tiles    the forward's two per-tile products alone (S = Q K^T: 256 x 256 x 64, P V: 256 x 64 x
+           256), each thread its own row block as the smoother runs them: the core's own ceiling
+           at head dim 64 (bench_attention's tile_gemms, n = 4096)
 Prints a Markdown table: ms per call, GFLOP/s (4 n^2 d H forward, 14 n^2 d H forward+backward),
 kf / sgemm, and the speed-up over PyTorch. Build first:
     cmake --preset release && cmake --build --preset release --target bench_attention
@@ -27,8 +30,8 @@ H, D = 8, 64
 
 
 def run_kf(bench, sizes, min_time):
-    filt = "BM_(sgemm|heads_forward|heads_fwd_bwd|layer_forward|layer_fwd_bwd)/(" + "|".join(
-        str(n) for n in sizes) + ")(/|$)"
+    filt = ("BM_(sgemm|heads_forward|heads_fwd_bwd|layer_forward|layer_fwd_bwd)/(" +
+            "|".join(str(n) for n in sizes) + ")(/|$)|BM_tile_gemms/4096/2")
     env = dict(os.environ, OMP_NUM_THREADS="2")
     out = subprocess.run([bench, "--benchmark_filter=" + filt, "--benchmark_format=json",
                           "--benchmark_min_time=%g" % min_time], check=True, env=env,
@@ -39,6 +42,8 @@ def run_kf(bench, sizes, min_time):
         parts = b["name"].split("/")
         key = (parts[0][3:],) + tuple(int(p) for p in parts[1:] if p.isdigit())
         res[key] = b["real_time"]  # ms (the benchmarks use kMillisecond)
+        if key[0] == "tile_gemms":
+            res[key] = b["GFLOP/s"]  # a rate: the products' own GFLOP/s
     return res
 
 
@@ -161,6 +166,10 @@ def main():
                 rows.append(dict(n=n, case=name, kf_ms=k_ms, torch_ms=t_ms,
                                  kf_gflops=gf(k_ms, n, per), torch_gflops=gf(t_ms, n, per),
                                  sgemm_gflops=gf(sg, n, 4), speedup=t_ms / k_ms))
+        tiles = kf.get(("tile_gemms", 4096, 2))
+        if tiles is not None:
+            for r in rows:
+                r["tile_gflops"] = tiles
         return rows
 
     # Rounds alternate kf and PyTorch, so a drift in the host's load hits both sides; each
@@ -205,6 +214,19 @@ def main():
     for n in sizes:
         sg = med([next(c for c in rd if c["n"] == n)["sgemm_gflops"] for rd in rounds])
         print(f"sgemm ceiling at n = {n}: {sg:.1f} GFLOP/s")
+    if "tile_gflops" in rounds[0][0]:
+        tg = [rd[0]["tile_gflops"] for rd in rounds]
+        sg4 = [next(c for c in rd if c["n"] == 4096)["sgemm_gflops"] for rd in rounds] \
+            if 4096 in sizes else None
+        line = (f"tile products alone (S = Q K^T and P V, 256-row blocks, head dim 64, 2 threads): "
+                f"{med(tg):.1f} GFLOP/s")
+        if sg4:
+            fw = [next(c for c in rd if c["n"] == 4096 and c["case"] == "core forward")
+                  for rd in rounds]
+            line += (f" = {100 * med([t / s for t, s in zip(tg, sg4)]):.0f}% of sgemm at n = 4096;"
+                     f" the core forward at n = 4096 runs at "
+                     f"{100 * med([f['kf_gflops'] / t for f, t in zip(fw, tg)]):.0f}% of it")
+        print(line)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -32,8 +32,15 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
   const index dv = pl.dv;
   const bool want_sq = !out_sq.empty();
   const index rows = pl.forward_rows();
+  // Attention's kernel alone: the score tile stays zeroed between tiles (the exp pass moves P
+  // to sc.p and leaves zeros), so each tile's GEMM adds to it, with no β = 0 pass.
+  const bool keep_zeroed = fused_exp_dot(pl);
   parallel_blocks(pl, rows, [&](scratch<T>& sc, index qb) {
     const index i0 = qb * rows, bq = std::min(rows, pl.n - i0);
+    if (keep_zeroed) {
+      const index cols = std::min(kBk, pl.m);  // every tile's bk is at most this
+      for (index a = 0; a < bq; ++a) std::fill_n(sc.w.data() + a * kBk, cols, T(0));
+    }
     std::vector<T> acc(static_cast<std::size_t>(bq * dv), T(0));
     std::vector<T> acc_sq(want_sq ? static_cast<std::size_t>(bq * dv) : 0, T(0));  // Σ p² v
     std::vector<T> mx(static_cast<std::size_t>(bq), kNegInf<T>),
@@ -42,8 +49,8 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
       bool partial = false;
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
       const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
-      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/false);
-      T* pm = sc.w.data();  // P, in place of the weights
+      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/false, keep_zeroed);
+      T* pm = keep_zeroed ? sc.p.data() : sc.w.data();  // P (in place of the weights, or moved)
       if (pl.rk.log_domain) {
         for (index a = 0; a < bq; ++a) {
           array_map<T> wa(sc.w.data() + a * kBk, bk);
@@ -52,11 +59,13 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
           const T nmax = std::max(mx[a], tmax);
           if (nmax == kNegInf<T>) {  // nothing in this row yet
             wa.setZero();
+            if (keep_zeroed) array_map<T>(pm + a * kBk, bk).setZero();
             continue;
           }
           // P = exp(W − max) and its sum in one vectorized pass (ISA chosen at run time;
           // exp(−inf) = 0 for masked entries).
-          const T psum = detail::exp_shift_sum(wa.data(), bk, nmax);
+          const T psum = keep_zeroed ? detail::exp_shift_sum_move(wa.data(), pm + a * kBk, bk, nmax)
+                                     : detail::exp_shift_sum(wa.data(), bk, nmax);
           const T scale = std::exp(mx[a] - nmax);  // exp(−inf) = 0 on the first contribution
           sum[a] = sum[a] * scale + psum;
           if (scale != T(1))

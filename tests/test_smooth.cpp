@@ -205,6 +205,31 @@ TEST(SmoothFast, ThreadCountDoesNotChangeForward) {
   EXPECT_TRUE(all_close(a, b, 0, 0));
 }
 
+// Attention's kernel keeps its score tile zeroed between tiles (the GEMM adds to it): rows
+// with nothing allowed in one key tile and keys in the next (a band mask past the first tile's
+// queries), the last, narrower key tile, and a call after one that threw mid-tile (leaving the
+// tile dirty) must all match the reference.
+TEST(SmoothFast, ExpDotZeroedScoreTileAcrossMaskedRowsAndAfterAThrow) {
+  const problem<float> p({600, 700, 8, 6}, 31);
+  for (const auto& nm :
+       {named_mask{"window2,5", mask::window(2, 5)}, named_mask{"causal-300", mask::causal(-300)},
+        named_mask{"none", mask::none()}}) {
+    SCOPED_TRACE(nm.label);
+    tie_fast_to_reference(p, kernel_exp_dot{0.7}, nm.msk, 2e-4, 2e-5);
+  }
+  matrix<float> big = p.q;
+  for (float& x : big.values()) x *= 1e22f;  // q·k/T overflows to ±inf with T = 1e-18
+  matrix<float> out(600, 6), ref(600, 6);
+  EXPECT_THROW(smooth_forward<float>(out.view(), {}, big.cview(), p.k.cview(), p.v.cview(),
+                                     kernel_exp_dot{1e-18}, mask::none()),
+               std::overflow_error);
+  smooth_forward<float>(out.view(), {}, p.q.cview(), p.k.cview(), p.v.cview(), kernel_exp_dot{},
+                        mask::none());
+  reference::smooth_forward<float>(ref.view(), {}, p.q.cview(), p.k.cview(), p.v.cview(),
+                                   kernel_exp_dot{}, mask::none());
+  EXPECT_TRUE(all_close(out, ref, 2e-4, 2e-5));
+}
+
 TEST(SmoothDropout, FastMatchesReferenceAndKeepsTheRowNormalizer) {
   smooth_options opt;
   opt.dropout = 0.3;

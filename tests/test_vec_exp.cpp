@@ -113,6 +113,39 @@ void expect_shift_sum(T (*fn)(T*, index, T), void (*plain)(T*, index), const cha
   EXPECT_EQ(fn(z.data(), index(z.size()), shift), sum) << isa;
 }
 
+// The forward's moving row step: the same values and sum as exp_shift_sum, written to y, the
+// source left all zeros (the next tile's GEMM adds to it).
+template <class T>
+void expect_shift_sum_move(T (*move)(T*, T*, index, T), T (*in_place)(T*, index, T),
+                           const char* isa) {
+  std::mt19937_64 rng(6);
+  std::uniform_real_distribution<double> u{-30.0, 0.0};
+  std::vector<T> x(1003);
+  for (auto& v : x) v = T(u(rng));
+  x[7] = -std::numeric_limits<T>::infinity();
+  const T shift = T(-1.25);
+  std::vector<T> want = x, y(x.size(), T(-1));
+  const T want_sum = in_place(want.data(), index(want.size()), shift);
+  const T sum = move(x.data(), y.data(), index(x.size()), shift);
+  EXPECT_EQ(sum, want_sum) << isa;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(y[i], want[i]) << isa << " at " << i;
+    EXPECT_EQ(x[i], T(0)) << isa << " at " << i;
+  }
+}
+
+TEST(VecExp, ShiftSumMoveMatchesInPlaceAndZeroesTheSource) {
+  for (const auto& v : exp_variants()) {
+    if (!v.available) continue;
+    expect_shift_sum_move<float>(v.exp_shift_sum_move_f, v.exp_shift_sum_f, v.isa);
+    expect_shift_sum_move<double>(v.exp_shift_sum_move_d, v.exp_shift_sum_d, v.isa);
+  }
+  std::vector<float> a{0.0f, -1.0f}, b(2);
+  EXPECT_NEAR(exp_shift_sum_move(a.data(), b.data(), 2, 0.0f), 1.0f + std::exp(-1.0f), 1e-6f);
+  EXPECT_EQ(b[0], 1.0f);
+  EXPECT_EQ(a[1], 0.0f);
+}
+
 TEST(VecExp, ShiftSumMatchesExpOfShiftedValues) {
   for (const auto& v : exp_variants()) {
     if (!v.available) continue;

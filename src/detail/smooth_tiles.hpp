@@ -86,12 +86,14 @@ struct arg_engine {
     kv = kcen.cview();
   }
 
-  // dot_scale multiplies a dot tile inside the GEMM (alpha).
-  void tile(T* s, index i0, index bq, index j0, index bk, T dot_scale = T(1)) const {
+  // dot_scale multiplies a dot tile inside the GEMM (alpha); dot_beta = 1 adds it to s (the
+  // forward keeps s zeroed, which spares OpenBLAS's β = 0 pass).
+  void tile(T* s, index i0, index bq, index j0, index bk, T dot_scale = T(1),
+            T dot_beta = T(0)) const {
     const index df = c1 - c0;
     if (arg == kernel_arg::dot) {
-      detail::gemm(false, true, bq, bk, df, dot_scale, qv.row(i0), qv.ld, kv.row(j0), kv.ld, T(0),
-                   s, kBk);
+      detail::gemm(false, true, bq, bk, df, dot_scale, qv.row(i0), qv.ld, kv.row(j0), kv.ld,
+                   dot_beta, s, kBk);
       return;
     }
     if (direct) {
@@ -314,14 +316,25 @@ bool vector_weights(const K& kk, const T* s, T* w, index bq, index bk, bool firs
 // when keep_args (the backward pass's kernel derivatives read them); without it, attention's
 // kernel exp(q·k/T) gets its log-weights q·k/T straight from the GEMM (alpha = 1/T: the same
 // rounding as s·(1/T), one pass over the tile fewer).
+// True when weight_tile(…, keep_args = false) writes the tile by one GEMM straight into sc.w
+// (attention's exp(q·k/T) alone).
+template <class T>
+bool fused_exp_dot(const plan<T>& pl) {
+  return pl.engines.size() == 1 && std::holds_alternative<kernel_exp_dot>(pl.rk.factors[0].kern) &&
+         pl.engines[0].arg == kernel_arg::dot && pl.rk.log_domain;
+}
+
+// w_zeroed (fused tiles only): sc.w holds zeros on the tile, and the GEMM adds to it (β = 1).
 template <class T>
 void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0, index bk,
-                 bool partial, bool keep_args = true) {
+                 bool partial, bool keep_args = true, bool w_zeroed = false) {
   const bool logd = pl.rk.log_domain;
-  const auto* ed = std::get_if<kernel_exp_dot>(&pl.rk.factors[0].kern);
-  const bool fused = !keep_args && pl.engines.size() == 1 && ed != nullptr &&
-                     pl.engines[0].arg == kernel_arg::dot && logd;
-  if (fused) pl.engines[0].tile(sc.w.data(), i0, bq, j0, bk, T(1.0 / ed->temperature));
+  const bool fused = !keep_args && fused_exp_dot(pl);
+  if (fused) {
+    const auto& ed = std::get<kernel_exp_dot>(pl.rk.factors[0].kern);
+    pl.engines[0].tile(sc.w.data(), i0, bq, j0, bk, T(1.0 / ed.temperature),
+                       w_zeroed ? T(1) : T(0));
+  }
   for (std::size_t f = 0; f < pl.engines.size() && !fused; ++f) {
     pl.engines[f].tile(sc.s[f].data(), i0, bq, j0, bk);
     const bool to_log = logd && !pl.rk.factors[f].log_domain;

@@ -13,9 +13,9 @@ namespace {
 // One loop body, inlined into each target-specific wrapper below, so the compiler vectorizes it
 // with that wrapper's instruction set. Every step is branch-free (selects), so `omp simd` holds.
 // x[i] ← exp(x[i] − offset); returns Σ x[i] when Sum (a vector reduction: its order depends on n
-// only, as the callers' rows are aligned).
-template <class T, bool Sum = false>
-[[gnu::always_inline]] inline T exp_body(T* x, index n, T offset = T(0)) {
+// only, as the callers' rows are aligned). Move: the result goes to y[i] instead and x[i] ← 0.
+template <class T, bool Sum = false, bool Move = false>
+[[gnu::always_inline]] inline T exp_body(T* x, index n, T offset = T(0), T* y = nullptr) {
   T sum = T(0);
   if constexpr (std::is_same_v<T, double>) {
     constexpr double log2e = 1.4426950408889634, shift = 0x1.8p52;
@@ -40,9 +40,13 @@ template <class T, bool Sum = false>
       // 2^k: t's bits are 0x4338000000000000 + k; adding the bias and shifting by 52 leaves
       // (k + 1023) in the exponent field (k ∈ [−1022, 1023] here).
       const std::uint64_t bits = (std::bit_cast<std::uint64_t>(t) + 1023u) << 52;
-      const double y = p * std::bit_cast<double>(bits);
-      const double e = a < lo ? 0.0 : y;
-      x[i] = e;
+      const double e = a < lo ? 0.0 : p * std::bit_cast<double>(bits);
+      if constexpr (Move) {
+        y[i] = e;
+        x[i] = 0.0;
+      } else {
+        x[i] = e;
+      }
       if constexpr (Sum) sum += e;
     }
   } else {
@@ -62,9 +66,13 @@ template <class T, bool Sum = false>
                   q3 = 1.0f / 720 + r * (1.0f / 5040);
       const float p = (q0 + q1 * r2) + (q2 + q3 * r2) * r4;
       const std::uint32_t bits = (std::bit_cast<std::uint32_t>(t) + 127u) << 23;
-      const float y = p * std::bit_cast<float>(bits);
-      const float e = a < lo ? 0.0f : y;
-      x[i] = e;
+      const float e = a < lo ? 0.0f : p * std::bit_cast<float>(bits);
+      if constexpr (Move) {
+        y[i] = e;
+        x[i] = 0.0f;
+      } else {
+        x[i] = e;
+      }
       if constexpr (Sum) sum += e;
     }
   }
@@ -75,6 +83,12 @@ void exp_base_f(float* x, index n) { exp_body(x, n); }
 void exp_base_d(double* x, index n) { exp_body(x, n); }
 float exps_base_f(float* x, index n, float s) { return exp_body<float, true>(x, n, s); }
 double exps_base_d(double* x, index n, double s) { return exp_body<double, true>(x, n, s); }
+float expm_base_f(float* x, float* y, index n, float s) {
+  return exp_body<float, true, true>(x, n, s, y);
+}
+double expm_base_d(double* x, double* y, index n, double s) {
+  return exp_body<double, true, true>(x, n, s, y);
+}
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define KF_HAVE_X86_VARIANTS 1
@@ -96,6 +110,20 @@ __attribute__((target("avx512f,avx512dq"))) float exps_avx512_f(float* x, index 
 __attribute__((target("avx512f,avx512dq"))) double exps_avx512_d(double* x, index n, double s) {
   return exp_body<double, true>(x, n, s);
 }
+__attribute__((target("avx2,fma"))) float expm_avx2_f(float* x, float* y, index n, float s) {
+  return exp_body<float, true, true>(x, n, s, y);
+}
+__attribute__((target("avx2,fma"))) double expm_avx2_d(double* x, double* y, index n, double s) {
+  return exp_body<double, true, true>(x, n, s, y);
+}
+__attribute__((target("avx512f,avx512dq"))) float expm_avx512_f(float* x, float* y, index n,
+                                                                float s) {
+  return exp_body<float, true, true>(x, n, s, y);
+}
+__attribute__((target("avx512f,avx512dq"))) double expm_avx512_d(double* x, double* y, index n,
+                                                                 double s) {
+  return exp_body<double, true, true>(x, n, s, y);
+}
 #endif
 
 struct table {
@@ -103,16 +131,19 @@ struct table {
   int count = 0;
   int chosen = 0;
   table() {
-    v[count++] = {"baseline", true, exp_base_f, exp_base_d, exps_base_f, exps_base_d};
+    v[count++] = {"baseline",  true,        exp_base_f,  exp_base_d,
+                  exps_base_f, exps_base_d, expm_base_f, expm_base_d};
 #ifdef KF_HAVE_X86_VARIANTS
     __builtin_cpu_init();
     v[count++] = {"avx2",      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
                   exp_avx2_f,  exp_avx2_d,
-                  exps_avx2_f, exps_avx2_d};
+                  exps_avx2_f, exps_avx2_d,
+                  expm_avx2_f, expm_avx2_d};
     v[count++] = {
         "avx512",      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"),
         exp_avx512_f,  exp_avx512_d,
-        exps_avx512_f, exps_avx512_d};
+        exps_avx512_f, exps_avx512_d,
+        expm_avx512_f, expm_avx512_d};
 #endif
     const char* want = std::getenv("KF_SIMD");
     for (int i = 0; i < count; ++i) {
@@ -146,6 +177,15 @@ float exp_shift_sum(float* x, index n, float shift) {
 double exp_shift_sum(double* x, index n, double shift) {
   static const auto fn = the_table().v[the_table().chosen].exp_shift_sum_d;
   return fn(x, n, shift);
+}
+
+float exp_shift_sum_move(float* x, float* y, index n, float shift) {
+  static const auto fn = the_table().v[the_table().chosen].exp_shift_sum_move_f;
+  return fn(x, y, n, shift);
+}
+double exp_shift_sum_move(double* x, double* y, index n, double shift) {
+  static const auto fn = the_table().v[the_table().chosen].exp_shift_sum_move_d;
+  return fn(x, y, n, shift);
 }
 
 std::span<const exp_variant> exp_variants() {

@@ -31,6 +31,11 @@ void exp_inplace(double* x, index n);
 // smoother's forward row step in one pass.
 float exp_shift_sum(float* x, index n, float shift);
 double exp_shift_sum(double* x, index n, double shift);
+// y[i] ← exp(x[i] − shift) and x[i] ← 0, returning Σ y[i] (the same values and sum as
+// exp_shift_sum): the forward keeps its score tile zeroed, so the next tile's GEMM adds to it
+// (β = 1) without OpenBLAS's separate β = 0 pass.
+float exp_shift_sum_move(float* x, float* y, index n, float shift);
+double exp_shift_sum_move(double* x, double* y, index n, double shift);
 
 // The variants compiled in; `available` says whether this CPU runs them.
 struct exp_variant {
@@ -40,6 +45,8 @@ struct exp_variant {
   void (*exp_d)(double*, index);
   float (*exp_shift_sum_f)(float*, index, float);
   double (*exp_shift_sum_d)(double*, index, double);
+  float (*exp_shift_sum_move_f)(float*, float*, index, float);
+  double (*exp_shift_sum_move_d)(double*, double*, index, double);
 };
 std::span<const exp_variant> exp_variants();
 // The variant exp_inplace uses (after KF_SIMD), e.g. "avx2".
