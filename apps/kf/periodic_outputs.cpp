@@ -1,5 +1,8 @@
 #include "periodic_outputs.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "kernelformer/viz/plot.hpp"
@@ -62,7 +65,11 @@ void stage_periodic_outputs(io::atomic_writer& w, const std::string& dir, const 
     w.stage(dir + "/attention.csv", csv);
   }
   viz::figure l;
-  l.title = "training loss (MSE)";
+  // A log axis when it can have one: the loss falls over decades, and a linear axis shows
+  // only the first epochs' drop.
+  l.log_y = std::all_of(r.tr.epoch_loss.begin(), r.tr.epoch_loss.end(),
+                        [](double v) { return v > 0 && std::isfinite(v); });
+  l.title = l.log_y ? "training loss (MSE, log scale)" : "training loss (MSE)";
   l.xlabel = "epoch";
   l.ylabel = "loss";
   viz::series ls{viz::series::kind::line, {}, r.tr.epoch_loss, {}, "train", viz::kBlue, 2, 1};

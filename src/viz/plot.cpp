@@ -61,6 +61,23 @@ cairo_status_t append(void* closure, const unsigned char* data, unsigned int len
   return CAIRO_STATUS_SUCCESS;
 }
 
+}  // namespace
+
+std::vector<double> axis_ticks(double lo, double hi, bool log, int target) {
+  if (!log) return nice_ticks(lo, hi, target);
+  const double a = std::log10(lo), b = std::log10(hi);
+  std::vector<double> t;
+  for (double e = std::ceil(a - 1e-9); e <= std::floor(b + 1e-9); ++e)
+    t.push_back(std::pow(10.0, e));
+  if (t.size() < 2) {  // less than two decades: nice ticks of the exponent
+    t.clear();
+    for (double v : nice_ticks(a, b, 5)) t.push_back(std::pow(10.0, v));
+  }
+  return t;
+}
+
+namespace {
+
 void draw(cairo_t* cr, const figure& f) {
   const double W = f.width, H = f.height;
   const double left = 80, right = 24, top = f.title.empty() ? 20 : 48, bottom = 60;
@@ -68,10 +85,11 @@ void draw(cairo_t* cr, const figure& f) {
   cairo_paint(cr);
 
   range xr, yr;
+  auto ty = [&](double v) { return f.log_y ? (v > 0 ? std::log10(v) : NAN) : v; };
   for (const auto& s : f.data) {
     for (double v : s.x) xr.add(f.log_x ? (v > 0 ? std::log10(v) : NAN) : v);
-    for (double v : s.y) yr.add(v);
-    for (double v : s.y_upper) yr.add(v);
+    for (double v : s.y) yr.add(ty(v));
+    for (double v : s.y_upper) yr.add(ty(v));
   }
   if (!(xr.lo <= xr.hi)) xr = {0, 1};
   if (!(yr.lo <= yr.hi)) yr = {0, 1};
@@ -84,8 +102,9 @@ void draw(cairo_t* cr, const figure& f) {
     return left + (v - xr.lo) / (xr.hi - xr.lo) * (W - left - right);
   };
   auto py = [&](double y) {
-    return H - bottom - (y - yr.lo) / (yr.hi - yr.lo) * (H - top - bottom);
+    return H - bottom - (ty(y) - yr.lo) / (yr.hi - yr.lo) * (H - top - bottom);
   };
+  auto drawable = [&](double y) { return std::isfinite(ty(y)); };
 
   cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   auto text = [&](const std::string& s, double x, double y, double ax, double ay, double size) {
@@ -94,16 +113,10 @@ void draw(cairo_t* cr, const figure& f) {
 
   // Grid and ticks.
   cairo_set_line_width(cr, 1);
-  const auto yt = nice_ticks(yr.lo, yr.hi, 6);
-  std::vector<double> xt;
-  if (f.log_x) {
-    for (double e = std::ceil(xr.lo); e <= std::floor(xr.hi) + 1e-9; ++e)
-      xt.push_back(std::pow(10.0, e));
-    if (xt.size() < 2)
-      for (double v : nice_ticks(xr.lo, xr.hi, 5)) xt.push_back(std::pow(10.0, v));
-  } else {
-    xt = nice_ticks(xr.lo, xr.hi, 8);
-  }
+  const auto yt = f.log_y ? axis_ticks(std::pow(10.0, yr.lo), std::pow(10.0, yr.hi), true, 6)
+                          : axis_ticks(yr.lo, yr.hi, false, 6);
+  const auto xt = f.log_x ? axis_ticks(std::pow(10.0, xr.lo), std::pow(10.0, xr.hi), true, 8)
+                          : axis_ticks(xr.lo, xr.hi, false, 8);
   cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
   for (double v : yt) cairo_move_to(cr, left, py(v)), cairo_line_to(cr, W - right, py(v));
   for (double v : xt) cairo_move_to(cr, px(v), top), cairo_line_to(cr, px(v), H - bottom);
@@ -121,7 +134,7 @@ void draw(cairo_t* cr, const figure& f) {
     const std::size_t n = std::min(s.x.size(), s.y.size());
     if (s.type == series::kind::points) {
       for (std::size_t i = 0; i < n; ++i) {
-        if (!std::isfinite(s.y[i])) continue;
+        if (!drawable(s.y[i])) continue;
         cairo_new_sub_path(cr);
         cairo_arc(cr, px(s.x[i]), py(s.y[i]), s.width, 0, 2 * M_PI);
       }
@@ -131,7 +144,7 @@ void draw(cairo_t* cr, const figure& f) {
       cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
       bool pen = false;
       for (std::size_t i = 0; i < n; ++i) {
-        if (!std::isfinite(s.y[i])) {
+        if (!drawable(s.y[i])) {
           pen = false;
           continue;
         }
@@ -146,9 +159,9 @@ void draw(cairo_t* cr, const figure& f) {
       const std::size_t m = std::min(n, s.y_upper.size());
       std::size_t i = 0;
       while (i < m) {  // one polygon per run of finite values
-        while (i < m && !(std::isfinite(s.y[i]) && std::isfinite(s.y_upper[i]))) ++i;
+        while (i < m && !(drawable(s.y[i]) && drawable(s.y_upper[i]))) ++i;
         const std::size_t start = i;
-        while (i < m && std::isfinite(s.y[i]) && std::isfinite(s.y_upper[i])) ++i;
+        while (i < m && drawable(s.y[i]) && drawable(s.y_upper[i])) ++i;
         if (i - start < 2) continue;
         cairo_move_to(cr, px(s.x[start]), py(s.y[start]));
         for (std::size_t j = start + 1; j < i; ++j) cairo_line_to(cr, px(s.x[j]), py(s.y[j]));

@@ -33,6 +33,7 @@ struct figure {
   std::string title, xlabel, ylabel;
   std::vector<series> data;
   bool log_x = false;
+  bool log_y = false;  // e.g. a loss falling over decades; values ≤ 0 are not drawn
   int width = 900, height = 540;
 };
 
@@ -47,6 +48,11 @@ struct heatmap {
 };
 
 enum class image_format { svg, png };
+
+// The tick values of an axis over [lo, hi] (about `target` of them): 1, 2, 5 × 10^k steps on a
+// linear axis; on a log axis (lo > 0) the decades inside, or, within less than two decades,
+// nice steps of the exponent.
+std::vector<double> axis_ticks(double lo, double hi, bool log, int target);
 
 std::string render(const figure& f, image_format fmt);
 std::string render(const heatmap& h, image_format fmt);
