@@ -176,9 +176,10 @@ def main():
     # round's ratios are taken within the round, then the median (and range) over rounds.
     rounds = [one_round() for _ in range(max(1, a.rounds))]
 
-    def med(xs):
+    def med(xs):  # the median (the mean of the middle two for an even count)
         xs = sorted(xs)
-        return xs[len(xs) // 2]
+        h = len(xs) // 2
+        return xs[h] if len(xs) % 2 else 0.5 * (xs[h - 1] + xs[h])
 
     rows = []
     for i, r0 in enumerate(rounds[0]):
