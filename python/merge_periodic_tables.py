@@ -3,7 +3,7 @@
 
 On a 2-core machine the 9 runs of a 3-seed table are faster as separate one-thread processes
 (one per function and seed, two at a time) than as one process. Each run is seeded, so the
-rows are the ones a single `kf experiment periodic --seeds 0,1,2` with one thread gives.
+rows should be the ones a single `kf experiment periodic --seeds 0,1,2` with one thread gives.
 Writes OUT.csv (every row, sorted) and OUT.md (per function and kernel: median and min-max of
 the rollout MSE over seeds, the teacher-forced median, and the half-the-paper target of
 issue 5).
@@ -43,7 +43,7 @@ def main():
     try:
         for p in a.inputs:
             rows += read_rows(p)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, KeyError) as e:
         print(f"merge_periodic_tables: {e}", file=sys.stderr)
         return 2
     rows.sort(key=lambda r: (ORDER.get(r["function"], 9), r["kernel"], int(r["seed"])))
@@ -75,14 +75,21 @@ def main():
             f"{','.join(r['seed'] for r in g)} | **{fmt(med)}** ({fmt(min(ro))}–{fmt(max(ro))}) | "
             f"{fmt(statistics.median(tf))} | {'yes' if med <= paper / 2 else 'no'} |")
     tmp_md, tmp_csv = a.out + ".md.tmp", a.out + ".csv.tmp"
-    with open(tmp_csv, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    with open(tmp_md, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(tmp_csv, a.out + ".csv")
-    os.replace(tmp_md, a.out + ".md")
+    try:  # both files written in full, then renamed: no partial output
+        with open(tmp_csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+        with open(tmp_md, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.replace(tmp_csv, a.out + ".csv")
+        os.replace(tmp_md, a.out + ".md")
+    except OSError as e:
+        for t in (tmp_csv, tmp_md):
+            if os.path.exists(t):
+                os.remove(t)
+        print(f"merge_periodic_tables: --out {a.out}: {e}", file=sys.stderr)
+        return 2
     print("\n".join(lines))
     return 0
 

@@ -311,11 +311,6 @@ bool vector_weights(const K& kk, const T* s, T* w, index bq, index bk, bool firs
   }
 }
 
-// Fills sc.w with the tile's weights (log-weights in the log domain), with masked-out entries set
-// to −inf (log) or 0 (direct) and recorded in sc.allowed. Leaves the factor arguments in sc.s[f]
-// when keep_args (the backward pass's kernel derivatives read them); without it, attention's
-// kernel exp(q·k/T) gets its log-weights q·k/T straight from the GEMM (alpha = 1/T: the same
-// rounding as s·(1/T), one pass over the tile fewer).
 // True when weight_tile(…, keep_args = false) writes the tile by one GEMM straight into sc.w
 // (attention's exp(q·k/T) alone).
 template <class T>
@@ -324,6 +319,11 @@ bool fused_exp_dot(const plan<T>& pl) {
          pl.engines[0].arg == kernel_arg::dot && pl.rk.log_domain;
 }
 
+// Fills sc.w with the tile's weights (log-weights in the log domain), with masked-out entries set
+// to −inf (log) or 0 (direct) and recorded in sc.allowed. Leaves the factor arguments in sc.s[f]
+// when keep_args (the backward pass's kernel derivatives read them); without it, attention's
+// kernel exp(q·k/T) gets its log-weights q·k/T straight from the GEMM (alpha = 1/T: the same
+// rounding as s·(1/T), one pass over the tile fewer).
 // w_zeroed (fused tiles only): sc.w holds zeros on the tile, and the GEMM adds to it (β = 1).
 template <class T>
 void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0, index bk,

@@ -10,6 +10,17 @@
 namespace kf::detail {
 namespace {
 
+// Where exp_body puts a result: in place, or (Move) into y with the source zeroed.
+template <bool Move, class T>
+[[gnu::always_inline]] inline void store(T* x, T* y, index i, T e) {
+  if constexpr (Move) {
+    y[i] = e;
+    x[i] = T(0);
+  } else {
+    x[i] = e;
+  }
+}
+
 // One loop body, inlined into each target-specific wrapper below, so the compiler vectorizes it
 // with that wrapper's instruction set. Every step is branch-free (selects), so `omp simd` holds.
 // x[i] ← exp(x[i] − offset); returns Σ x[i] when Sum (a vector reduction: its order depends on n
@@ -41,12 +52,7 @@ template <class T, bool Sum = false, bool Move = false>
       // (k + 1023) in the exponent field (k ∈ [−1022, 1023] here).
       const std::uint64_t bits = (std::bit_cast<std::uint64_t>(t) + 1023u) << 52;
       const double e = a < lo ? 0.0 : p * std::bit_cast<double>(bits);
-      if constexpr (Move) {
-        y[i] = e;
-        x[i] = 0.0;
-      } else {
-        x[i] = e;
-      }
+      store<Move>(x, y, i, e);
       if constexpr (Sum) sum += e;
     }
   } else {
@@ -67,12 +73,7 @@ template <class T, bool Sum = false, bool Move = false>
       const float p = (q0 + q1 * r2) + (q2 + q3 * r2) * r4;
       const std::uint32_t bits = (std::bit_cast<std::uint32_t>(t) + 127u) << 23;
       const float e = a < lo ? 0.0f : p * std::bit_cast<float>(bits);
-      if constexpr (Move) {
-        y[i] = e;
-        x[i] = 0.0f;
-      } else {
-        x[i] = e;
-      }
+      store<Move>(x, y, i, e);
       if constexpr (Sum) sum += e;
     }
   }
