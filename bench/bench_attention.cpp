@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "detail/blas.hpp"
+#include "detail/tile_kernel.hpp"
 #include "kernelformer/nn/attention.hpp"
 #include "kernelformer/smooth.hpp"
 
@@ -182,7 +183,9 @@ void BM_sgemm(benchmark::State& st) {
 
 // The forward's per-tile products for one head at n = m (arg 0), each of the 2 threads sweeping
 // its own 256-row block over all key tiles, as smooth() does; arg 1: 0 = S = Q·Kᵀ only, 1 = P·V
-// only, 2 = both. GFLOP/s counts 2·n·d·256 per product kind per thread and block.
+// only, 2 = both, 3 = both by the register-tiled products (detail/tile_kernel.hpp) on K and V
+// packed once, as attention's route runs them. GFLOP/s counts 2·n·d·256 per product kind per
+// thread and block.
 void BM_tile_gemms(benchmark::State& st) {
   const index n = st.range(0), which = st.range(1), bq = 256, bk = 256, threads = 2;
   const kf::matrix<float> q = random(n, kWidth, 1), k = random(n, kWidth, 2),
@@ -192,12 +195,26 @@ void BM_tile_gemms(benchmark::State& st) {
     s.push_back(random(bq, bk, 10 + static_cast<unsigned>(t)));
     o.emplace_back(bq, kDim);
   }
+  std::vector<float> kp, vp;
+  if (which == 3) {
+    kp.resize(static_cast<std::size_t>(n * kDim));
+    vp.resize(static_cast<std::size_t>(n * kDim));
+    kf::detail::pack_row_panels(k.data(), kWidth, n, kDim, 0.125f, kp.data());
+    kf::detail::pack_column_panels(v.data(), kWidth, n, kDim, vp.data(), n * kf::detail::kPanel);
+  }
   for (auto _ : st) {
 #pragma omp parallel num_threads(2)
     {
       const int t = omp_get_thread_num();
       const float* qb = q.cview().row(t * bq);
-      for (index j = 0; j < n; j += bk) {
+      for (index j = 0; j < n && which == 3; j += bk) {
+        float* sb = s[static_cast<std::size_t>(t)].data();
+        kf::detail::tile_scores(qb, kWidth, bq, kDim, kp.data() + j * kDim, bk / 16, sb, bk);
+        kf::detail::tile_accumulate(sb, bk, bq, bk, vp.data() + j * kf::detail::kPanel,
+                                    n * kf::detail::kPanel, kDim / 16,
+                                    o[static_cast<std::size_t>(t)].data(), kDim);
+      }
+      for (index j = 0; j < n && which != 3; j += bk) {
         if (which != 1)
           kf::detail::gemm(false, true, bq, bk, kDim, 0.125f, qb, kWidth, k.cview().row(j), kWidth,
                            0.0f, s[static_cast<std::size_t>(t)].data(), bk);
@@ -209,7 +226,7 @@ void BM_tile_gemms(benchmark::State& st) {
     }
     benchmark::ClobberMemory();
   }
-  const double kinds = which == 2 ? 2.0 : 1.0;
+  const double kinds = which >= 2 ? 2.0 : 1.0;
   st.counters["GFLOP/s"] =
       benchmark::Counter(kinds * 2.0 * static_cast<double>(threads * bq * n * kDim) *
                              static_cast<double>(st.iterations()) * 1e-9,
@@ -219,7 +236,7 @@ void BM_tile_gemms(benchmark::State& st) {
 }  // namespace
 
 BENCHMARK(BM_tile_gemms)
-    ->ArgsProduct({{4096}, {0, 1, 2}})
+    ->ArgsProduct({{4096}, {0, 1, 2, 3}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_sgemm)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -10,6 +10,8 @@
 //   3. the kernel maps S to log-weights or weights (one std::visit per tile, never per element);
 //   4. log domain: online (running max, rescaled sum, rescaled accumulator) update with
 //      P = exp(W − max) and acc += P·V by GEMM; direct domain: sum += ΣW, acc += W·V.
+// Attention's kernel in float takes the register-tiled route where AVX2 runs: steps 2 and 4's
+// products by detail/tile_kernel.hpp on K and V packed once per call (docs/architecture.md).
 // The backward pass recomputes W per tile from lse and follows smooth.hpp's rule; dK and dV are
 // accumulated per thread and summed at the end. Top-k masks take a separate path: tiles select
 // the k best keys per row, then the selected pairs are evaluated exactly, pair by pair.
@@ -34,14 +36,28 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
   const index rows = pl.forward_rows();
   // Attention's kernel alone: the score tile stays zeroed between tiles (the exp pass moves P
   // to sc.p and leaves zeros), so each tile's GEMM adds to it, with no β = 0 pass.
-  const bool keep_zeroed = fused_exp_dot(pl);
+  // In float, where the AVX2 tile products run, the kernel takes the register-tiled route
+  // instead (tile_kernel.hpp): K and V packed once, both tile products in registers, and the
+  // score tile written (not added to), so it is not kept zeroed.
+  bool tiled = std::is_same_v<T, float> && fused_exp_dot(pl) && !want_sq && dv > kNarrowDv &&
+               detail::tile_kernel_enabled();
+  std::optional<tile_packs> packs;
+  if constexpr (std::is_same_v<T, float>) {
+    const double key_scale =
+        tiled ? 1.0 / std::get<kernel_exp_dot>(pl.rk.factors[0].kern).temperature : 1.0;
+    tiled = tiled && tile_route_fits(pl.engines[0].qv, pl.engines[0].kv, key_scale);
+    if (tiled) packs.emplace(pl.engines[0].kv, pl.v, float(key_scale));
+  }
+  const bool keep_zeroed = fused_exp_dot(pl) && !tiled;
+  // Accumulator rows are whole value panels on the tiled route.
+  const index aw = tiled ? detail::panel_count(dv) * detail::kPanel : dv;
   parallel_blocks(pl, rows, [&](scratch<T>& sc, index qb) {
     const index i0 = qb * rows, bq = std::min(rows, pl.n - i0);
     if (keep_zeroed) {
       const index cols = std::min(kBk, pl.m);  // every tile's bk is at most this
       for (index a = 0; a < bq; ++a) std::fill_n(sc.w.data() + a * kBk, cols, T(0));
     }
-    std::vector<T> acc(static_cast<std::size_t>(bq * dv), T(0));
+    std::vector<T> acc(static_cast<std::size_t>(bq * aw), T(0));
     std::vector<T> acc_sq(want_sq ? static_cast<std::size_t>(bq * dv) : 0, T(0));  // Σ p² v
     std::vector<T> mx(static_cast<std::size_t>(bq), kNegInf<T>),
         sum(static_cast<std::size_t>(bq), T(0));
@@ -49,7 +65,8 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
       bool partial = false;
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
       const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
-      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/false, keep_zeroed);
+      const float* key_panels = packs ? packs->key_panels(sc.kpack, j0, bk) : nullptr;
+      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/false, keep_zeroed, key_panels);
       T* pm = keep_zeroed ? sc.p.data() : sc.w.data();  // P (in place of the weights, or moved)
       if (pl.rk.log_domain) {
         for (index a = 0; a < bq; ++a) {
@@ -69,7 +86,7 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
           const T scale = std::exp(mx[a] - nmax);  // exp(−inf) = 0 on the first contribution
           sum[a] = sum[a] * scale + psum;
           if (scale != T(1))
-            for (index c = 0; c < dv; ++c) acc[a * dv + c] *= scale;
+            for (index c = 0; c < dv; ++c) acc[a * aw + c] *= scale;
           if (want_sq && scale != T(1))
             for (index c = 0; c < dv; ++c) acc_sq[a * dv + c] *= scale * scale;
           mx[a] = nmax;
@@ -89,9 +106,16 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
           const vec prow(pa, bk);
           for (index c = 0; c < dv; ++c) {
             const vec vc(pl.value_column(c) + j0, bk);
-            acc[a * dv + c] += prow.dot(vc);
+            acc[a * aw + c] += prow.dot(vc);
             if (want_sq) acc_sq[a * dv + c] += prow.cwiseAbs2().dot(vc);
           }
+        }
+      } else if (packs) {
+        if constexpr (std::is_same_v<T, float>) {
+          index stride = 0;
+          const float* vp = packs->value_panels(sc.vpack, j0, bk, stride);
+          detail::tile_accumulate(pm, kBk, bq, bk, vp, stride, detail::panel_count(dv), acc.data(),
+                                  aw);
         }
       } else {
         detail::gemm(false, false, bq, dv, bk, T(1), pm, kBk, pl.v.row(j0), pl.v.ld, T(1),
@@ -107,7 +131,7 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
     for (index a = 0; a < bq; ++a) {
       const bool is_empty = !(sum[a] > T(0));
       const T inv = is_empty ? T(0) : T(1) / sum[a];
-      for (index c = 0; c < dv; ++c) out(i0 + a, c) = acc[a * dv + c] * inv;
+      for (index c = 0; c < dv; ++c) out(i0 + a, c) = acc[a * aw + c] * inv;
       if (want_sq)
         for (index c = 0; c < dv; ++c) out_sq(i0 + a, c) = acc_sq[a * dv + c] * inv * inv;
       if (!lse.empty())

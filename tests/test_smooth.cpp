@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "detail/tile_kernel.hpp"
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/smooth.hpp"
 #include "test_util.hpp"
@@ -228,6 +229,73 @@ TEST(SmoothFast, ExpDotZeroedScoreTileAcrossMaskedRowsAndAfterAThrow) {
   reference::smooth_forward<float>(ref.view(), {}, p.q.cview(), p.k.cview(), p.v.cview(),
                                    kernel_exp_dot{}, mask::none());
   EXPECT_TRUE(all_close(out, ref, 2e-4, 2e-5));
+}
+
+// Attention's register-tiled route (detail/tile_kernel.hpp) against the reference and against
+// the GEMM route it replaces: partial row groups, partial key and value panels, masked tiles,
+// dropout, and keys too many to pack once per call (each tile packs its own).
+TEST(SmoothFast, RegisterTiledRouteMatchesReferenceAndGemmRoute) {
+  struct restore {
+    bool was = detail::set_tile_kernel_enabled(true);
+    ~restore() { detail::set_tile_kernel_enabled(was); }
+  } guard;
+  if (!detail::tile_kernel_enabled()) GTEST_SKIP() << "no AVX2 tile products on this CPU";
+  const std::vector<shape> shapes = {
+      {1, 1, 1, 5}, {7, 13, 3, 5}, {61, 300, 5, 20}, {257, 530, 64, 64}, {300, 270, 12, 17}};
+  std::uint64_t seed = 500;
+  for (const auto& s : shapes) {
+    const problem<float> p(s, seed += 10);
+    for (const auto& nm : all_masks(s.n, s.m, seed)) {
+      if (nm.label.find("topk") != std::string::npos || nm.label.find("knn") != std::string::npos)
+        continue;  // top-k takes its own path
+      for (const double temp : {1.0, 0.7}) {
+        SCOPED_TRACE(nm.label + " / T=" + std::to_string(temp) + " / n=" + std::to_string(s.n) +
+                     " m=" + std::to_string(s.m) + " d=" + std::to_string(s.d) +
+                     " dv=" + std::to_string(s.dv));
+        const kernel_exp_dot kern{temp * std::sqrt(double(s.d))};
+        tie_fast_to_reference(p, kern, nm.msk, 2e-4, 2e-5);
+        matrix<float> tiled(s.n, s.dv), gemm(s.n, s.dv);
+        std::vector<float> lt(static_cast<std::size_t>(s.n)), lg(lt);
+        smooth_forward<float>(tiled.view(), lt, p.q.cview(), p.k.cview(), p.v.cview(), kern,
+                              nm.msk);
+        detail::set_tile_kernel_enabled(false);
+        smooth_forward<float>(gemm.view(), lg, p.q.cview(), p.k.cview(), p.v.cview(), kern, nm.msk);
+        detail::set_tile_kernel_enabled(true);
+        EXPECT_TRUE(all_close(tiled, gemm, 1e-5, 1e-6));
+        for (std::size_t i = 0; i < lt.size(); ++i) {
+          if (std::isinf(lg[i]))
+            EXPECT_EQ(lt[i], lg[i]) << "lse " << i;  // empty rows
+          else
+            EXPECT_NEAR(lt[i], lg[i], 1e-5 * (1 + std::abs(lg[i]))) << "lse " << i;
+        }
+      }
+    }
+  }
+  smooth_options opt;
+  opt.dropout = 0.2;
+  opt.dropout_seed = 99;
+  tie_fast_to_reference(problem<float>({61, 300, 5, 20}, 77), kernel_exp_dot{}, mask::causal(),
+                        2e-4, 2e-5, opt);
+  // q·k ≈ 1e38 − 1e38 stays finite, but q·(k/T) with T = 0.01 would be +inf − inf = NaN: the
+  // route steps aside for inputs this large, and the result is the GEMM route's, finite.
+  matrix<float> q(1, 2), k(2, 2), v = random_matrix<float>(2, 16, 79), o(1, 16), og(1, 16);
+  q(0, 0) = q(0, 1) = 1e19f;
+  k(0, 0) = 1e19f;
+  k(0, 1) = -1e19f;
+  k(1, 0) = k(1, 1) = 0.f;
+  smooth_forward<float>(o.view(), {}, q.cview(), k.cview(), v.cview(), kernel_exp_dot{0.01},
+                        mask::none());
+  detail::set_tile_kernel_enabled(false);
+  smooth_forward<float>(og.view(), {}, q.cview(), k.cview(), v.cview(), kernel_exp_dot{0.01},
+                        mask::none());
+  detail::set_tile_kernel_enabled(true);
+  for (index c = 0; c < 16; ++c) {
+    EXPECT_TRUE(std::isfinite(o(0, c))) << c;
+    EXPECT_EQ(o(0, c), og(0, c)) << c;
+  }
+  // 20,000 keys × (60 + 80) packed floats pass the once-per-call limit: per-tile packing.
+  tie_fast_to_reference(problem<float>({9, 20000, 60, 70}, 78), kernel_exp_dot{}, mask::none(),
+                        2e-4, 2e-5);
 }
 
 TEST(SmoothDropout, FastMatchesReferenceAndKeepsTheRowNormalizer) {

@@ -20,6 +20,7 @@
 
 #include "detail/blas.hpp"
 #include "detail/smooth_common.hpp"
+#include "detail/tile_kernel.hpp"
 
 namespace kf::detail::tiles {
 
@@ -249,7 +250,8 @@ using aligned_vector = std::vector<T, aligned_allocator<T>>;
 template <class T>
 struct scratch {
   aligned_vector<T> s[2], w, r2, p, g;
-  aligned_vector<T> keep;  // one row of weight-dropout factors (0 or 1/(1 − rate))
+  aligned_vector<T> keep;           // one row of weight-dropout factors (0 or 1/(1 − rate))
+  std::vector<float> kpack, vpack;  // one tile's keys and values, packed (see tile_packs)
   std::vector<std::uint8_t> allowed;
   std::vector<double> qlo, qhi;
   explicit scratch(index) {
@@ -319,21 +321,92 @@ bool fused_exp_dot(const plan<T>& pl) {
          pl.engines[0].arg == kernel_arg::dot && pl.rk.log_domain;
 }
 
+// K and V laid out for the register-tiled route of attention's kernel (tile_kernel.hpp): packed
+// once per call when both fit in kPackOnceBytes (attention's heads: 2 MiB at m = 4096, d = 64);
+// beyond that (n = m = 65,536, …) each tile packs its own keys and values into the thread's
+// scratch, so the call's memory stays O((n + m)·d) with the constant it had.
+constexpr std::size_t kPackOnceBytes = std::size_t{8} << 20;
+
+// The route folds 1/T into the packed keys, so a partial sum of q·(k/T) could overflow where the
+// GEMM route's q·k, scaled afterwards, would not — and +inf plus −inf would then be a silent NaN
+// instead of the overflow error. So the route is taken only when no such sum can leave the float
+// range: max|q| · max|k| · d / T ≤ 1e37 (a scan of Q and K, O((n + m)·d)).
+inline bool tile_route_fits(const_matrix_view<float> q, const_matrix_view<float> k,
+                            double key_scale) {
+  auto max_abs = [](const_matrix_view<float> x) {
+    float mx = 0;
+    for (index i = 0; i < x.rows; ++i) {
+      const float* r = x.row(i);
+      for (index c = 0; c < x.cols; ++c) mx = std::max(mx, std::abs(r[c]));
+    }
+    return double(mx);
+  };
+  const double bound = max_abs(q) * max_abs(k) * double(q.cols) * key_scale;
+  return std::isfinite(bound) && bound <= 1e37;
+}
+
+struct tile_packs {
+  const_matrix_view<float> keys, values;
+  index d = 0, m = 0, dv = 0;
+  bool once = false;
+  std::vector<float> k, v;
+
+  float scale = 1;  // the keys are packed times this (attention's 1/T)
+  tile_packs(const_matrix_view<float> kk, const_matrix_view<float> vv, float key_scale)
+      : keys(kk), values(vv), d(kk.cols), m(kk.rows), dv(vv.cols), scale(key_scale) {
+    const auto rows = static_cast<std::size_t>(panel_count(m) * kPanel);
+    const auto floats = rows * static_cast<std::size_t>(d + panel_count(dv) * kPanel);
+    once = floats * sizeof(float) <= kPackOnceBytes;
+    if (!once) return;
+    k.resize(rows * static_cast<std::size_t>(d));
+    v.resize(static_cast<std::size_t>(m * panel_count(dv) * kPanel));
+    pack_row_panels(keys.data, keys.ld, m, d, scale, k.data());
+    pack_column_panels(values.data, values.ld, m, dv, v.data(), m * kPanel);
+  }
+  // The row panels of keys [j0, j0 + bk) (j0 a multiple of kPanel).
+  const float* key_panels(std::vector<float>& buf, index j0, index bk) const {
+    if (once) return k.data() + (j0 / kPanel) * d * kPanel;
+    buf.resize(static_cast<std::size_t>(panel_count(bk) * kPanel * d));
+    pack_row_panels(keys.row(j0), keys.ld, bk, d, scale, buf.data());
+    return buf.data();
+  }
+  // The column panels of value rows [j0, j0 + bk), and the distance between panels.
+  const float* value_panels(std::vector<float>& buf, index j0, index bk, index& stride) const {
+    if (once) {
+      stride = m * kPanel;
+      return v.data() + j0 * kPanel;
+    }
+    stride = bk * kPanel;
+    buf.resize(static_cast<std::size_t>(bk * panel_count(dv) * kPanel));
+    pack_column_panels(values.row(j0), values.ld, bk, dv, buf.data(), stride);
+    return buf.data();
+  }
+};
+
 // Fills sc.w with the tile's weights (log-weights in the log domain), with masked-out entries set
 // to −inf (log) or 0 (direct) and recorded in sc.allowed. Leaves the factor arguments in sc.s[f]
 // when keep_args (the backward pass's kernel derivatives read them); without it, attention's
 // kernel exp(q·k/T) gets its log-weights q·k/T straight from the GEMM (alpha = 1/T: the same
 // rounding as s·(1/T), one pass over the tile fewer).
 // w_zeroed (fused tiles only): sc.w holds zeros on the tile, and the GEMM adds to it (β = 1).
+// key_panels (fused float tiles only): the tile's keys packed for tile_scores, times 1/T, which
+// then computes the tile in registers instead of the GEMM.
 template <class T>
 void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0, index bk,
-                 bool partial, bool keep_args = true, bool w_zeroed = false) {
+                 bool partial, bool keep_args = true, bool w_zeroed = false,
+                 const float* key_panels = nullptr) {
   const bool logd = pl.rk.log_domain;
   const bool fused = !keep_args && fused_exp_dot(pl);
   if (fused) {
     const auto& ed = std::get<kernel_exp_dot>(pl.rk.factors[0].kern);
-    pl.engines[0].tile(sc.w.data(), i0, bq, j0, bk, T(1.0 / ed.temperature),
-                       w_zeroed ? T(1) : T(0));
+    const auto& qv = pl.engines[0].qv;
+    if constexpr (std::is_same_v<T, float>) {
+      if (key_panels)
+        tile_scores(qv.row(i0), qv.ld, bq, qv.cols, key_panels, panel_count(bk), sc.w.data(), kBk);
+    }
+    if (!key_panels)
+      pl.engines[0].tile(sc.w.data(), i0, bq, j0, bk, T(1.0 / ed.temperature),
+                         w_zeroed ? T(1) : T(0));
   }
   for (std::size_t f = 0; f < pl.engines.size() && !fused; ++f) {
     pl.engines[f].tile(sc.s[f].data(), i0, bq, j0, bk);
