@@ -41,12 +41,20 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
   // score tile written (not added to), so it is not kept zeroed.
   bool tiled = std::is_same_v<T, float> && fused_exp_dot(pl) && !want_sq && dv > kNarrowDv &&
                detail::tile_kernel_enabled();
-  std::optional<tile_packs> packs;
+  std::optional<packed_panels> kpacked, vpacked;
   if constexpr (std::is_same_v<T, float>) {
     const double key_scale =
         tiled ? 1.0 / std::get<kernel_exp_dot>(pl.rk.factors[0].kern).temperature : 1.0;
     tiled = tiled && tile_route_fits(pl.engines[0].qv, pl.engines[0].kv, key_scale);
-    if (tiled) packs.emplace(pl.engines[0].kv, pl.v, float(key_scale));
+    if (tiled) {
+      const auto& kv = pl.engines[0].kv;
+      const bool once =
+          (packed_panels::floats(pl.m, kv.cols, true) + packed_panels::floats(pl.m, dv, false)) *
+              sizeof(float) <=
+          kPackOnceBytes;
+      kpacked.emplace(kv, /*rows=*/true, once, float(key_scale));
+      vpacked.emplace(pl.v, /*rows=*/false, once);
+    }
   }
   const bool keep_zeroed = fused_exp_dot(pl) && !tiled;
   // Accumulator rows are whole value panels on the tiled route.
@@ -65,7 +73,7 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
       bool partial = false;
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
       const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
-      const float* key_panels = packs ? packs->key_panels(sc.kpack, j0, bk) : nullptr;
+      const float* key_panels = kpacked ? kpacked->rows(sc.kpack, j0, bk) : nullptr;
       weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/false, keep_zeroed, key_panels);
       T* pm = keep_zeroed ? sc.p.data() : sc.w.data();  // P (in place of the weights, or moved)
       if (pl.rk.log_domain) {
@@ -110,10 +118,10 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
             if (want_sq) acc_sq[a * dv + c] += prow.cwiseAbs2().dot(vc);
           }
         }
-      } else if (packs) {
+      } else if (vpacked) {
         if constexpr (std::is_same_v<T, float>) {
           index stride = 0;
-          const float* vp = packs->value_panels(sc.vpack, j0, bk, stride);
+          const float* vp = vpacked->rows(sc.vpack, j0, bk, stride);
           detail::tile_accumulate(pm, kBk, bq, bk, vp, stride, detail::panel_count(dv), acc.data(),
                                   aw);
         }

@@ -6,7 +6,13 @@
 //   dot:    dQ += dS·K,  dK += dSᵀ·Q
 //   sqdist: dQ_i += 2 Σ_j dS_ij (q_i − k_j),  dK_j −= 2 Σ_i dS_ij (q_i − k_j)
 // Query blocks run in parallel; dK and dV are accumulated per thread and summed at the end.
+// Attention's kernel in float, where the AVX2 tile products run, takes the register-tiled route
+// (tile_kernel.hpp) for all five products: K (times 1/T) and V packed once per call as row panels
+// for S = Q·Kᵀ/T and G = dOut·Vᵀ, K as column panels for dQ += dS·K; each query block packs its
+// dOut and Q rows as column panels for dV += Pᵀ·dOut and dK += dSᵀ·Q. dQ, dK and dV then go
+// through buffers whose rows are whole panels, added to the caller's matrices at the end.
 #include <array>
+#include <optional>
 #include <type_traits>
 
 #include "detail/smooth_tiles.hpp"
@@ -92,11 +98,37 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
           }
         },
         pl.rk.factors[0].kern);
+  // The register-tiled route (attention's kernel in float; see the top of the file).
+  bool tiled = std::is_same_v<T, float> && fuse_dw && fused_exp_dot(pl) && dv > kNarrowDv &&
+               detail::tile_kernel_enabled();
+  std::optional<packed_panels> krows, vrows, kcols;
+  if constexpr (std::is_same_v<T, float>) {
+    const auto& e = pl.engines[0];
+    const double key_scale =
+        tiled ? 1.0 / std::get<kernel_exp_dot>(pl.rk.factors[0].kern).temperature : 1.0;
+    tiled = tiled && tile_route_fits(e.qv, e.kv, key_scale);
+    if (tiled) {
+      const bool once = (packed_panels::floats(m, d, true) + packed_panels::floats(m, dv, true) +
+                         packed_panels::floats(m, d, false)) *
+                            sizeof(float) <=
+                        kPackOnceBytes;
+      krows.emplace(e.kv, /*rows=*/true, once, float(key_scale));
+      vrows.emplace(pl.v, /*rows=*/true, once);
+      kcols.emplace(e.kv, /*rows=*/false, once);
+    }
+  }
+  // Row widths of the gradient buffers: whole panels on the tiled route.
+  const index dkw = tiled ? detail::panel_count(d) * detail::kPanel : d;
+  const index dvw = tiled ? detail::panel_count(dv) * detail::kPanel : dv;
   // dK and dV are accumulated by every query block: into per-thread buffers when blocks run on
-  // several threads, else straight into the caller's matrices (attention's per-head calls). dQ
-  // rows belong to one block each and are accumulated in place.
+  // several threads or on the tiled route, else straight into the caller's matrices (attention's
+  // per-head calls). dQ rows belong to one block each and are accumulated in place (on the tiled
+  // route, through a block buffer). The tiled route's buffers have rows of whole panels, and
+  // contiguous rows are faster to accumulate into than the heads' strided ones (3%, session 8).
   const bool one_thread = pl.threads == 1 || (pl.n + rows - 1) / rows == 1;
-  std::vector<std::vector<T>> dk_t(one_thread ? 0 : nt), dv_t(one_thread ? 0 : nt);
+  const bool buffered = !one_thread || tiled;
+  const bool dq_buffered = tiled && want_dq;
+  std::vector<std::vector<T>> dk_t(buffered ? nt : 0), dv_t(buffered ? nt : 0);
   std::vector<std::array<double, 2>> dparam_t(nt, {0.0, 0.0});
 
   parallel_blocks(pl, rows, [&](scratch<T>& sc, index qb) {
@@ -104,12 +136,26 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
     T* dk = g.dk.data;
     T* dvp = g.dv.data;
     index ldk = g.dk.ld, ldv = g.dv.ld;
-    if (!one_thread) {
-      if (want_dk && dk_t[tid].empty()) dk_t[tid].assign(static_cast<std::size_t>(m * d), T(0));
-      if (want_dv && dv_t[tid].empty()) dv_t[tid].assign(static_cast<std::size_t>(m * dv), T(0));
-      dk = dk_t[tid].data(), dvp = dv_t[tid].data(), ldk = d, ldv = dv;
+    if (buffered) {
+      if (want_dk && dk_t[tid].empty()) dk_t[tid].assign(static_cast<std::size_t>(m * dkw), T(0));
+      if (want_dv && dv_t[tid].empty()) dv_t[tid].assign(static_cast<std::size_t>(m * dvw), T(0));
+      dk = dk_t[tid].data(), dvp = dv_t[tid].data(), ldk = dkw, ldv = dvw;
     }
     const index i0 = qb * rows, bq = std::min(rows, pl.n - i0);
+    // Tiled route: this block's dOut and Q rows as column panels, and its dQ rows.
+    std::vector<float> do_cols, q_cols, pack_buf;
+    std::vector<T> dq_block(dq_buffered ? static_cast<std::size_t>(bq * dkw) : 0, T(0));
+    if constexpr (std::is_same_v<T, float>) {
+      if (tiled) {
+        do_cols.resize(packed_panels::floats(bq, dv, false));
+        pack_column_panels(dout.row(i0), dout.ld, bq, dv, do_cols.data(), bq * detail::kPanel);
+        if (want_dk) {
+          const auto& qv = pl.engines[0].qv;
+          q_cols.resize(packed_panels::floats(bq, d, false));
+          pack_column_panels(qv.row(i0), qv.ld, bq, d, q_cols.data(), bq * detail::kPanel);
+        }
+      }
+    }
     std::vector<T> dot_do(static_cast<std::size_t>(bq), T(0)),
         inv_sum(static_cast<std::size_t>(bq));
     std::vector<bool> row_ok(static_cast<std::size_t>(bq));
@@ -123,7 +169,10 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
       bool partial = false;
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
       const index j0 = kb * kBk, bk = std::min(kBk, m - j0);
-      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/want_dparam);
+      const float* key_panels = nullptr;
+      if constexpr (std::is_same_v<T, float>)
+        if (tiled) key_panels = krows->rows(sc.kpack, j0, bk);
+      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/want_dparam, false, key_panels);
       // P = normalized weights of the tile, in place of the weights in sc.w.
       for (index a = 0; a < bq; ++a) {
         array_map<T> wa(sc.w.data() + a * kBk, bk);
@@ -145,12 +194,24 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
             array_map<T>(sc.g.data() + a * kBk, bk) =
                 array_map<T>(sc.w.data() + a * kBk, bk) * array_map<T>(ka, bk);
         }
-      if (want_dv)
-        gemm(true, false, bk, dv, bq, T(1), drop ? sc.g.data() : sc.w.data(), kBk, dout.row(i0),
-             dout.ld, T(1), dvp + j0 * ldv, ldv);
-      // C = d loss / d weight, into sc.g.
-      gemm(false, true, bq, bk, dv, T(1), dout.row(i0), dout.ld, pl.v.row(j0), pl.v.ld, T(0),
-           sc.g.data(), kBk);
+      const T* pm = drop ? sc.g.data() : sc.w.data();  // P, or P∘M
+      if constexpr (std::is_same_v<T, float>) {
+        if (tiled) {
+          if (want_dv)
+            detail::tile_accumulate_t(pm, kBk, bk, bq, do_cols.data(), bq * detail::kPanel,
+                                      detail::panel_count(dv), dvp + j0 * ldv, ldv);
+          tile_scores(dout.row(i0), dout.ld, bq, dv, vrows->rows(sc.vpack, j0, bk),
+                      detail::panel_count(bk), sc.g.data(), kBk);
+        }
+      }
+      if (!tiled) {
+        if (want_dv)
+          gemm(true, false, bk, dv, bq, T(1), pm, kBk, dout.row(i0), dout.ld, T(1), dvp + j0 * ldv,
+               ldv);
+        // C = d loss / d weight, into sc.g.
+        gemm(false, true, bq, bk, dv, T(1), dout.row(i0), dout.ld, pl.v.row(j0), pl.v.ld, T(0),
+             sc.g.data(), kBk);
+      }
       for (index a = 0; a < bq; ++a) {
         T* ga = sc.g.data() + a * kBk;
         const T* pa = sc.w.data() + a * kBk;
@@ -210,20 +271,38 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
             },
             pl.rk.factors[f].kern);
         dparam_t[tid][f] += dpar;
+        if constexpr (std::is_same_v<T, float>) {
+          if (tiled) {  // dQ += dS·K, dK += dSᵀ·Q
+            index stride = 0;
+            if (want_dq) {
+              const float* kp = kcols->rows(pack_buf, j0, bk, stride);
+              detail::tile_accumulate(sc.p.data(), kBk, bq, bk, kp, stride, detail::panel_count(d),
+                                      dq_block.data(), dkw);
+            }
+            if (want_dk)
+              detail::tile_accumulate_t(sc.p.data(), kBk, bk, bq, q_cols.data(),
+                                        bq * detail::kPanel, detail::panel_count(d), dk + j0 * ldk,
+                                        ldk);
+            continue;
+          }
+        }
         chain_factor(pl.engines[f], sc.p.data(), i0, bq, j0, bk, want_dq ? g.dq.row(i0) : nullptr,
                      g.dq.ld, dk, ldk, want_dq, want_dk);
       }
     }
+    for (index a = 0; a < static_cast<index>(dq_block.size()) / dkw; ++a)
+      for (index c = 0; c < d; ++c)
+        g.dq(i0 + a, c) += dq_block[static_cast<std::size_t>(a * dkw + c)];
   });
   for (std::size_t t = 0; t < nt; ++t) {
     g.dparam[0] += dparam_t[t][0];
     g.dparam[1] += dparam_t[t][1];
     if (want_dk && t < dk_t.size() && !dk_t[t].empty())
       for (index j = 0; j < m; ++j)
-        for (index c = 0; c < d; ++c) g.dk(j, c) += dk_t[t][static_cast<std::size_t>(j * d + c)];
+        for (index c = 0; c < d; ++c) g.dk(j, c) += dk_t[t][static_cast<std::size_t>(j * dkw + c)];
     if (want_dv && t < dv_t.size() && !dv_t[t].empty())
       for (index j = 0; j < m; ++j)
-        for (index c = 0; c < dv; ++c) g.dv(j, c) += dv_t[t][static_cast<std::size_t>(j * dv + c)];
+        for (index c = 0; c < dv; ++c) g.dv(j, c) += dv_t[t][static_cast<std::size_t>(j * dvw + c)];
   }
 }
 

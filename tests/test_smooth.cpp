@@ -3,6 +3,7 @@
 // empty-row policy.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -293,9 +294,68 @@ TEST(SmoothFast, RegisterTiledRouteMatchesReferenceAndGemmRoute) {
     EXPECT_TRUE(std::isfinite(o(0, c))) << c;
     EXPECT_EQ(o(0, c), og(0, c)) << c;
   }
-  // 20,000 keys × (60 + 80) packed floats pass the once-per-call limit: per-tile packing.
+  // 20,000 keys × (60 + 80) packed floats pass the once-per-call limit: per-tile packing (the
+  // backward's three packed operands too).
   tie_fast_to_reference(problem<float>({9, 20000, 60, 70}, 78), kernel_exp_dot{}, mask::none(),
                         2e-4, 2e-5);
+}
+
+// The backward's five products on the register-tiled route against the GEMM route: every
+// gradient, and each one requested alone (the others' buffers absent), one and two threads
+// (with weight dropout). (tie_fast_to_reference asks for the temperature's gradient too, which the
+// route leaves to the GEMM route.)
+TEST(SmoothFast, RegisterTiledBackwardMatchesGemmRoute) {
+  struct restore {
+    bool was = detail::set_tile_kernel_enabled(true);
+    ~restore() { detail::set_tile_kernel_enabled(was); }
+  } guard;
+  if (!detail::tile_kernel_enabled()) GTEST_SKIP() << "no AVX2 tile products on this CPU";
+  // {9, 20000, 60, 70}: the three packed operands pass the once-per-call limit (per-tile packing).
+  for (const shape s : {shape{300, 270, 12, 17}, shape{257, 530, 64, 64}, shape{5, 40, 3, 5},
+                        shape{9, 20000, 60, 70}}) {
+    const problem<float> p(s, 900 + std::uint64_t(s.n));
+    for (const auto& nm : {named_mask{"none", mask::none()}, named_mask{"causal", mask::causal()}})
+      for (const int threads : {1, 2}) {
+        const double dropout = threads == 2 ? 0.2 : 0.0;
+        SCOPED_TRACE(nm.label + " / threads=" + std::to_string(threads) +
+                     " / dropout=" + std::to_string(dropout) + " / n=" + std::to_string(s.n) +
+                     " d=" + std::to_string(s.d) + " dv=" + std::to_string(s.dv));
+        smooth_options opt;
+        opt.threads = threads;
+        opt.dropout = dropout;
+        opt.dropout_seed = 7;
+        const kernel_exp_dot kern{0.8 * std::sqrt(double(s.d))};
+        matrix<float> out(s.n, s.dv);
+        std::vector<float> lse(static_cast<std::size_t>(s.n));
+        smooth_forward<float>(out.view(), lse, p.q.cview(), p.k.cview(), p.v.cview(), kern, nm.msk,
+                              opt);
+        auto grads = [&](bool tiled, int which) {  // which: -1 = all, else 0 dq, 1 dk, 2 dv
+          std::array<matrix<float>, 3> gm = {matrix<float>(s.n, s.d), matrix<float>(s.m, s.d),
+                                             matrix<float>(s.m, s.dv)};
+          smooth_grads<float> g;
+          g.want_dparam = false;  // as attention asks: the route serves that request only
+          if (which < 0 || which == 0) g.dq = gm[0].view();
+          if (which < 0 || which == 1) g.dk = gm[1].view();
+          if (which < 0 || which == 2) g.dv = gm[2].view();
+          detail::set_tile_kernel_enabled(tiled);
+          smooth_backward<float>(g, p.dout.cview(), out.cview(), lse, p.q.cview(), p.k.cview(),
+                                 p.v.cview(), kern, nm.msk, opt);
+          detail::set_tile_kernel_enabled(true);
+          return gm;
+        };
+        const auto tiled = grads(true, -1), gemm = grads(false, -1);
+        const char* names[3] = {"dq", "dk", "dv"};
+        for (int w = 0; w < 3; ++w) {
+          double scale = 0;
+          for (index i = 0; i < gemm[w].size(); ++i)
+            scale = std::max(scale, std::abs(double(gemm[w].data()[i])));
+          EXPECT_TRUE(all_close(tiled[w], gemm[w], 1e-4, 1e-5 * (1 + scale))) << names[w];
+          const auto alone = grads(true, w);
+          EXPECT_TRUE(all_close(alone[w], tiled[w], 1e-6, 1e-7 * (1 + scale)))
+              << names[w] << " alone";
+        }
+      }
+  }
 }
 
 TEST(SmoothDropout, FastMatchesReferenceAndKeepsTheRowNormalizer) {

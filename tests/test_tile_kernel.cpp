@@ -1,5 +1,6 @@
 // Attention's register-tiled tile products (src/detail/tile_kernel.hpp): packing layouts, and
-// every variant this CPU runs tied to plain loops in double, on shapes that leave partial row
+// every variant this CPU runs (scores, accumulation, transposed accumulation) tied to plain loops
+// in double, on shapes that leave partial row
 // groups and partial panels.
 #include <gtest/gtest.h>
 
@@ -95,6 +96,21 @@ TEST(TileKernel, EveryAvailableVariantMatchesPlainLoops) {
                           double(v[static_cast<std::size_t>(j * cols + col)]);
               EXPECT_NEAR(c[static_cast<std::size_t>(i * ldc + col)], want, 1e-5 * double(d + 1))
                   << i << "," << col;
+            }
+          // The same with P read transposed: pt is inner × rows (row stride rows + 2).
+          const index inner = std::min(keys, d), ldt = rows + 2;
+          const auto pt = random_floats(inner * ldt, 7);
+          c = c0;
+          var.accumulate_t(pt.data(), ldt, rows, inner, vp.data(), stride, 2, c.data(), ldc);
+          for (index i = 0; i < rows; ++i)
+            for (index col = 0; col < ldc; ++col) {
+              double want = c0[static_cast<std::size_t>(i * ldc + col)];
+              if (col < cols)
+                for (index j = 0; j < inner; ++j)
+                  want += double(pt[static_cast<std::size_t>(j * ldt + i)]) *
+                          double(v[static_cast<std::size_t>(j * cols + col)]);
+              EXPECT_NEAR(c[static_cast<std::size_t>(i * ldc + col)], want, 1e-5 * double(d + 1))
+                  << "transposed " << i << "," << col;
             }
         }
   }

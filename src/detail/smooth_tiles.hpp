@@ -251,7 +251,7 @@ template <class T>
 struct scratch {
   aligned_vector<T> s[2], w, r2, p, g;
   aligned_vector<T> keep;           // one row of weight-dropout factors (0 or 1/(1 − rate))
-  std::vector<float> kpack, vpack;  // one tile's keys and values, packed (see tile_packs)
+  std::vector<float> kpack, vpack;  // one tile's keys and values, packed (see packed_panels)
   std::vector<std::uint8_t> allowed;
   std::vector<double> qlo, qhi;
   explicit scratch(index) {
@@ -321,10 +321,12 @@ bool fused_exp_dot(const plan<T>& pl) {
          pl.engines[0].arg == kernel_arg::dot && pl.rk.log_domain;
 }
 
-// K and V laid out for the register-tiled route of attention's kernel (tile_kernel.hpp): packed
-// once per call when both fit in kPackOnceBytes (attention's heads: 2 MiB at m = 4096, d = 64);
-// beyond that (n = m = 65,536, …) each tile packs its own keys and values into the thread's
-// scratch, so the call's memory stays O((n + m)·d) with the constant it had.
+// An operand of the register-tiled route (tile_kernel.hpp) in its packed layout: rows as the
+// score kernel's transposed row panels (keys times attention's 1/T, the backward's values), or
+// columns as the accumulation kernel's column panels (values; the backward's keys). Packed once
+// per call when a call's packed operands fit in kPackOnceBytes together (attention's heads: 2 MiB
+// per operand at m = 4096, d = 64); beyond that (n = m = 65,536, …) each tile packs its own rows
+// into the thread's buffer, so the call's memory stays O((n + m)·d) with the constant it had.
 constexpr std::size_t kPackOnceBytes = std::size_t{8} << 20;
 
 // The route folds 1/T into the packed keys, so a partial sum of q·(k/T) could overflow where the
@@ -334,52 +336,59 @@ constexpr std::size_t kPackOnceBytes = std::size_t{8} << 20;
 inline bool tile_route_fits(const_matrix_view<float> q, const_matrix_view<float> k,
                             double key_scale) {
   auto max_abs = [](const_matrix_view<float> x) {
+    // Eigen's vectorized max (a scalar max chain ran at ~3 cycles an element: 2–3% of the
+    // attention backward at n = 1024). NaN inputs (only with check_finite off) may make the
+    // bound NaN, and the GEMM route is taken; on either route they propagate to the output.
     float mx = 0;
-    for (index i = 0; i < x.rows; ++i) {
-      const float* r = x.row(i);
-      for (index c = 0; c < x.cols; ++c) mx = std::max(mx, std::abs(r[c]));
-    }
+    for (index i = 0; i < x.rows; ++i)
+      mx = std::max(mx, Eigen::Map<const Eigen::ArrayXf>(x.row(i), x.cols).abs().maxCoeff());
     return double(mx);
   };
   const double bound = max_abs(q) * max_abs(k) * double(q.cols) * key_scale;
   return std::isfinite(bound) && bound <= 1e37;
 }
 
-struct tile_packs {
-  const_matrix_view<float> keys, values;
-  index d = 0, m = 0, dv = 0;
+struct packed_panels {
+  const_matrix_view<float> src;
+  bool by_rows = true;  // row panels (score kernel) or column panels (accumulation kernel)
+  float scale = 1;      // row panels only: packed times this
   bool once = false;
-  std::vector<float> k, v;
+  std::vector<float> all;
 
-  float scale = 1;  // the keys are packed times this (attention's 1/T)
-  tile_packs(const_matrix_view<float> kk, const_matrix_view<float> vv, float key_scale)
-      : keys(kk), values(vv), d(kk.cols), m(kk.rows), dv(vv.cols), scale(key_scale) {
-    const auto rows = static_cast<std::size_t>(panel_count(m) * kPanel);
-    const auto floats = rows * static_cast<std::size_t>(d + panel_count(dv) * kPanel);
-    once = floats * sizeof(float) <= kPackOnceBytes;
+  // Floats the packed copy of a rows × cols operand takes.
+  static std::size_t floats(index rows, index cols, bool by_rows) {
+    return static_cast<std::size_t>(by_rows ? panel_count(rows) * kPanel * cols
+                                            : rows * panel_count(cols) * kPanel);
+  }
+  packed_panels(const_matrix_view<float> x, bool rows, bool pack_once, float row_scale = 1)
+      : src(x), by_rows(rows), scale(row_scale), once(pack_once) {
     if (!once) return;
-    k.resize(rows * static_cast<std::size_t>(d));
-    v.resize(static_cast<std::size_t>(m * panel_count(dv) * kPanel));
-    pack_row_panels(keys.data, keys.ld, m, d, scale, k.data());
-    pack_column_panels(values.data, values.ld, m, dv, v.data(), m * kPanel);
+    all.resize(floats(src.rows, src.cols, by_rows));
+    pack(src.data, src.rows, all.data(), src.rows * kPanel);
   }
-  // The row panels of keys [j0, j0 + bk) (j0 a multiple of kPanel).
-  const float* key_panels(std::vector<float>& buf, index j0, index bk) const {
-    if (once) return k.data() + (j0 / kPanel) * d * kPanel;
-    buf.resize(static_cast<std::size_t>(panel_count(bk) * kPanel * d));
-    pack_row_panels(keys.row(j0), keys.ld, bk, d, scale, buf.data());
-    return buf.data();
-  }
-  // The column panels of value rows [j0, j0 + bk), and the distance between panels.
-  const float* value_panels(std::vector<float>& buf, index j0, index bk, index& stride) const {
+  // Rows [j0, j0 + count) (j0 a multiple of kPanel), packed, and the distance between column
+  // panels (column panels only).
+  const float* rows(std::vector<float>& buf, index j0, index count, index& stride) const {
     if (once) {
-      stride = m * kPanel;
-      return v.data() + j0 * kPanel;
+      stride = src.rows * kPanel;
+      return all.data() + (by_rows ? j0 * src.cols : j0 * kPanel);
     }
-    stride = bk * kPanel;
-    buf.resize(static_cast<std::size_t>(bk * panel_count(dv) * kPanel));
-    pack_column_panels(values.row(j0), values.ld, bk, dv, buf.data(), stride);
+    stride = count * kPanel;
+    buf.resize(floats(count, src.cols, by_rows));
+    pack(src.row(j0), count, buf.data(), stride);
     return buf.data();
+  }
+  const float* rows(std::vector<float>& buf, index j0, index count) const {
+    index stride = 0;
+    return rows(buf, j0, count, stride);
+  }
+
+ private:
+  void pack(const float* x, index count, float* out, index stride) const {
+    if (by_rows)
+      pack_row_panels(x, src.ld, count, src.cols, scale, out);
+    else
+      pack_column_panels(x, src.ld, count, src.cols, out, stride);
   }
 };
 

@@ -48,34 +48,39 @@ void pack_column_panels(const float* b, index ld, index rows, index cols, float*
 
 namespace {
 
+// The three products share one form: c(i, 16q + r) (=, or += when Add) Σ_j A(i, j) · bp[q](j, r)
+// for i < rows, j < inner, q < panels, with A(i, j) = a[i·lda + j], or a[j·lda + i] when Trans
+// (A read transposed). Scores: Add = false, Trans = false; accumulate: Add; accumulate_t: both.
+
 // ---- baseline: plain loops, with the build's flags ----
 
-void scores_base(const float* a, index lda, index rows, index d, const float* kp, index panels,
-                 float* s, index lds) {
-  for (index i = 0; i < rows; ++i)
-    for (index p = 0; p < panels; ++p) {
-      float acc[kPanel] = {};
-      const float* panel = kp + p * d * kPanel;
-      for (index c = 0; c < d; ++c) {
-        const float x = a[i * lda + c];
-        for (index r = 0; r < kPanel; ++r) acc[r] += x * panel[c * kPanel + r];
-      }
-      for (index r = 0; r < kPanel; ++r) s[i * lds + p * kPanel + r] = acc[r];
-    }
-}
-
-void accumulate_base(const float* p, index ldp, index rows, index k, const float* vp,
-                     index panel_stride, index panels, float* c, index ldc) {
+template <bool Add, bool Trans>
+void product_base(const float* a, index lda, index rows, index inner, const float* bp,
+                  index panel_stride, index panels, float* c, index ldc) {
   for (index i = 0; i < rows; ++i)
     for (index q = 0; q < panels; ++q) {
       float acc[kPanel] = {};
-      const float* panel = vp + q * panel_stride;
-      for (index j = 0; j < k; ++j) {
-        const float x = p[i * ldp + j];
+      const float* panel = bp + q * panel_stride;
+      for (index j = 0; j < inner; ++j) {
+        const float x = Trans ? a[j * lda + i] : a[i * lda + j];
         for (index r = 0; r < kPanel; ++r) acc[r] += x * panel[j * kPanel + r];
       }
-      for (index r = 0; r < kPanel; ++r) c[i * ldc + q * kPanel + r] += acc[r];
+      float* ci = c + i * ldc + q * kPanel;
+      for (index r = 0; r < kPanel; ++r) ci[r] = Add ? ci[r] + acc[r] : acc[r];
     }
+}
+
+void scores_base(const float* a, index lda, index rows, index d, const float* kp, index panels,
+                 float* s, index lds) {
+  product_base<false, false>(a, lda, rows, d, kp, d * kPanel, panels, s, lds);
+}
+void accumulate_base(const float* p, index ldp, index rows, index k, const float* vp,
+                     index panel_stride, index panels, float* c, index ldc) {
+  product_base<true, false>(p, ldp, rows, k, vp, panel_stride, panels, c, ldc);
+}
+void accumulate_t_base(const float* p, index ldp, index rows, index k, const float* vp,
+                       index panel_stride, index panels, float* c, index ldc) {
+  product_base<true, true>(p, ldp, rows, k, vp, panel_stride, panels, c, ldc);
 }
 
 #ifdef KF_HAVE_X86_TILES
@@ -84,129 +89,85 @@ void accumulate_base(const float* p, index ldp, index rows, index k, const float
 // level keeps them in registers.
 #define KF_TILE_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define KF_TILE_DECL(r) __m256 acc##r##a = _mm256_setzero_ps(), acc##r##b = _mm256_setzero_ps();
-#define KF_TILE_FMA(r, ptr)                        \
-  if constexpr (R > r) {                           \
-    const __m256 x = _mm256_broadcast_ss(ptr);     \
-    acc##r##a = _mm256_fmadd_ps(x, lo, acc##r##a); \
-    acc##r##b = _mm256_fmadd_ps(x, hi, acc##r##b); \
+// Row r of A at inner step j: rows 0–2 off one pointer and rows 3–5 off another, each a multiple
+// of the row step away (a displacement when Trans, else lda by a scaled index), so the inner loop
+// needs five general registers.
+#define KF_TILE_FMA(r)                                                                     \
+  if constexpr (R > r) {                                                                   \
+    const __m256 x = _mm256_broadcast_ss((r < 3 ? a0 : a3) + (r % 3) * (Trans ? 1 : lda)); \
+    acc##r##a = _mm256_fmadd_ps(x, lo, acc##r##a);                                         \
+    acc##r##b = _mm256_fmadd_ps(x, hi, acc##r##b);                                         \
   }
-
-// R rows (1…6) of one 16-column score block.
-template <int R>
-[[gnu::target("avx2,fma"), gnu::always_inline]] inline void scores_block(const float* a, index lda,
-                                                                         index d, const float* kp,
-                                                                         float* s, index lds) {
-  KF_TILE_ROWS(KF_TILE_DECL)
-  for (index c = 0; c < d; ++c) {
-    const __m256 lo = _mm256_loadu_ps(kp + c * kPanel), hi = _mm256_loadu_ps(kp + c * kPanel + 8);
-#define KF_TILE_SCORE_STEP(r) KF_TILE_FMA(r, a + r * lda + c)
-    KF_TILE_ROWS(KF_TILE_SCORE_STEP)
-#undef KF_TILE_SCORE_STEP
-  }
-#define KF_TILE_SCORE_STORE(r)                    \
-  if constexpr (R > r) {                          \
-    _mm256_storeu_ps(s + r * lds, acc##r##a);     \
-    _mm256_storeu_ps(s + r * lds + 8, acc##r##b); \
-  }
-  KF_TILE_ROWS(KF_TILE_SCORE_STORE)
-#undef KF_TILE_SCORE_STORE
-}
-
-// R rows (1…6) of one 16-column accumulation block.
-template <int R>
-[[gnu::target("avx2,fma"), gnu::always_inline]] inline void accumulate_block(const float* p,
-                                                                             index ldp, index k,
-                                                                             const float* vp,
-                                                                             float* c, index ldc) {
-  KF_TILE_ROWS(KF_TILE_DECL)
-  for (index j = 0; j < k; ++j) {
-    const __m256 lo = _mm256_loadu_ps(vp + j * kPanel), hi = _mm256_loadu_ps(vp + j * kPanel + 8);
-#define KF_TILE_ACC_STEP(r) KF_TILE_FMA(r, p + r * ldp + j)
-    KF_TILE_ROWS(KF_TILE_ACC_STEP)
-#undef KF_TILE_ACC_STEP
-  }
-#define KF_TILE_ACC_STORE(r)                                                                       \
+#define KF_TILE_STORE(r)                                                                           \
   if constexpr (R > r) {                                                                           \
-    _mm256_storeu_ps(c + r * ldc, _mm256_add_ps(_mm256_loadu_ps(c + r * ldc), acc##r##a));         \
-    _mm256_storeu_ps(c + r * ldc + 8, _mm256_add_ps(_mm256_loadu_ps(c + r * ldc + 8), acc##r##b)); \
+    float* cr = c + r * ldc;                                                                       \
+    _mm256_storeu_ps(cr, Add ? _mm256_add_ps(_mm256_loadu_ps(cr), acc##r##a) : acc##r##a);         \
+    _mm256_storeu_ps(cr + 8, Add ? _mm256_add_ps(_mm256_loadu_ps(cr + 8), acc##r##b) : acc##r##b); \
   }
-  KF_TILE_ROWS(KF_TILE_ACC_STORE)
-#undef KF_TILE_ACC_STORE
+
+// R rows (1…6) of one 16-column block, over the whole inner dimension. Not inlined: in its own
+// function the loop keeps every general register it uses; inlined into the panel loop, GCC kept
+// the loop counter and the row offsets on the stack (a store and reloads every step), and the
+// products ran at 82% of sgemm instead of 92–97% (docs/performance.md, session 8).
+template <int R, bool Add, bool Trans>
+[[gnu::target("avx2,fma"), gnu::noinline]] void block(const float* a, index lda, index inner,
+                                                      const float* bp, float* c, index ldc) {
+  KF_TILE_ROWS(KF_TILE_DECL)
+  const index step = Trans ? lda : 1;  // from one inner index to the next in A
+  const float* a0 = a;
+  const float* a3 = a + 3 * (Trans ? 1 : lda);
+  for (const float *bj = bp, *end = bp + inner * kPanel; bj != end; bj += kPanel) {
+    const __m256 lo = _mm256_loadu_ps(bj), hi = _mm256_loadu_ps(bj + 8);
+    KF_TILE_ROWS(KF_TILE_FMA)
+    a0 += step;
+    a3 += step;
+  }
+  KF_TILE_ROWS(KF_TILE_STORE)
 }
+#undef KF_TILE_STORE
 #undef KF_TILE_FMA
 #undef KF_TILE_DECL
 #undef KF_TILE_ROWS
 
 // R rows (1…6) of A against every panel: the rows stay in L1 while the panels stream past.
-template <int R>
-[[gnu::target("avx2,fma")]] void scores_rows(const float* a, index lda, index d, const float* kp,
-                                             index panels, float* s, index lds) {
-  for (index p = 0; p < panels; ++p)
-    scores_block<R>(a, lda, d, kp + p * d * kPanel, s + p * kPanel, lds);
-}
-
-template <int R>
-[[gnu::target("avx2,fma")]] void accumulate_rows(const float* p, index ldp, index k,
-                                                 const float* vp, index panel_stride, index panels,
-                                                 float* c, index ldc) {
+template <int R, bool Add, bool Trans>
+[[gnu::target("avx2,fma")]] void block_rows(const float* a, index lda, index inner, const float* bp,
+                                            index panel_stride, index panels, float* c, index ldc) {
   for (index q = 0; q < panels; ++q)
-    accumulate_block<R>(p, ldp, k, vp + q * panel_stride, c + q * kPanel, ldc);
+    block<R, Add, Trans>(a, lda, inner, bp + q * panel_stride, c + q * kPanel, ldc);
 }
 
 // Row groups of 6, then one group of the 1…5 rows left.
-void scores_avx2(const float* a, index lda, index rows, index d, const float* kp, index panels,
-                 float* s, index lds) {
-  index i = 0;
-  for (; i + 6 <= rows; i += 6) scores_rows<6>(a + i * lda, lda, d, kp, panels, s + i * lds, lds);
-  const float* ai = a + i * lda;
-  float* si = s + i * lds;
-  switch (rows - i) {
-    case 5:
-      scores_rows<5>(ai, lda, d, kp, panels, si, lds);
-      break;
-    case 4:
-      scores_rows<4>(ai, lda, d, kp, panels, si, lds);
-      break;
-    case 3:
-      scores_rows<3>(ai, lda, d, kp, panels, si, lds);
-      break;
-    case 2:
-      scores_rows<2>(ai, lda, d, kp, panels, si, lds);
-      break;
-    case 1:
-      scores_rows<1>(ai, lda, d, kp, panels, si, lds);
-      break;
-    default:
-      break;
-  }
-}
-
-void accumulate_avx2(const float* p, index ldp, index rows, index k, const float* vp,
-                     index panel_stride, index panels, float* c, index ldc) {
+template <bool Add, bool Trans>
+void product_avx2(const float* a, index lda, index rows, index inner, const float* bp,
+                  index panel_stride, index panels, float* c, index ldc) {
+  const index row_step = Trans ? 1 : lda;  // from one row of A to the next
   index i = 0;
   for (; i + 6 <= rows; i += 6)
-    accumulate_rows<6>(p + i * ldp, ldp, k, vp, panel_stride, panels, c + i * ldc, ldc);
-  const float* pi = p + i * ldp;
-  float* ci = c + i * ldc;
-  switch (rows - i) {
-    case 5:
-      accumulate_rows<5>(pi, ldp, k, vp, panel_stride, panels, ci, ldc);
-      break;
-    case 4:
-      accumulate_rows<4>(pi, ldp, k, vp, panel_stride, panels, ci, ldc);
-      break;
-    case 3:
-      accumulate_rows<3>(pi, ldp, k, vp, panel_stride, panels, ci, ldc);
-      break;
-    case 2:
-      accumulate_rows<2>(pi, ldp, k, vp, panel_stride, panels, ci, ldc);
-      break;
-    case 1:
-      accumulate_rows<1>(pi, ldp, k, vp, panel_stride, panels, ci, ldc);
-      break;
-    default:
-      break;
-  }
+    block_rows<6, Add, Trans>(a + i * row_step, lda, inner, bp, panel_stride, panels, c + i * ldc,
+                              ldc);
+  using rows_fn = void (*)(const float*, index, index, const float*, index, index, float*, index);
+  static constexpr rows_fn rest[6] = {nullptr,
+                                      block_rows<1, Add, Trans>,
+                                      block_rows<2, Add, Trans>,
+                                      block_rows<3, Add, Trans>,
+                                      block_rows<4, Add, Trans>,
+                                      block_rows<5, Add, Trans>};
+  if (rows > i)
+    rest[rows - i](a + i * row_step, lda, inner, bp, panel_stride, panels, c + i * ldc, ldc);
+}
+
+void scores_avx2(const float* a, index lda, index rows, index d, const float* kp, index panels,
+                 float* s, index lds) {
+  product_avx2<false, false>(a, lda, rows, d, kp, d * kPanel, panels, s, lds);
+}
+void accumulate_avx2(const float* p, index ldp, index rows, index k, const float* vp,
+                     index panel_stride, index panels, float* c, index ldc) {
+  product_avx2<true, false>(p, ldp, rows, k, vp, panel_stride, panels, c, ldc);
+}
+void accumulate_t_avx2(const float* p, index ldp, index rows, index k, const float* vp,
+                       index panel_stride, index panels, float* c, index ldc) {
+  product_avx2<true, true>(p, ldp, rows, k, vp, panel_stride, panels, c, ldc);
 }
 #endif
 
@@ -215,11 +176,11 @@ struct table {
   int count = 0;
   int chosen = 0;
   table() {
-    v[count++] = {"baseline", true, scores_base, accumulate_base};
+    v[count++] = {"baseline", true, scores_base, accumulate_base, accumulate_t_base};
 #ifdef KF_HAVE_X86_TILES
     __builtin_cpu_init();
     v[count++] = {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
-                  scores_avx2, accumulate_avx2};
+                  scores_avx2, accumulate_avx2, accumulate_t_avx2};
 #endif
     for (int i = 0; i < count; ++i)
       if (v[i].available) chosen = i;
@@ -253,6 +214,12 @@ void tile_accumulate(const float* p, index ldp, index rows, index k, const float
                      index panel_stride, index panels, float* c, index ldc) {
   static const auto fn = the_table().v[the_table().chosen].accumulate;
   fn(p, ldp, rows, k, vp, panel_stride, panels, c, ldc);
+}
+
+void tile_accumulate_t(const float* pt, index ldp, index rows, index k, const float* vp,
+                       index panel_stride, index panels, float* c, index ldc) {
+  static const auto fn = the_table().v[the_table().chosen].accumulate_t;
+  fn(pt, ldp, rows, k, vp, panel_stride, panels, c, ldc);
 }
 
 bool tile_kernel_enabled() { return enabled_flag().load(std::memory_order_relaxed); }

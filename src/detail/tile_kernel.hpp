@@ -48,6 +48,10 @@ void tile_scores(const float* a, index lda, index rows, index d, const float* kp
 // panel_stride floats apart). Rows of c have room for 16·panels floats.
 void tile_accumulate(const float* p, index ldp, index rows, index k, const float* vp,
                      index panel_stride, index panels, float* c, index ldc);
+// The same with P read transposed: c(i, 16q + r) += Σ_{j < k} pt(j, i) · vp[q](j, r), pt being
+// k × rows with row stride ldp (the backward's dV += Pᵀ·dOut and dK += dSᵀ·Q).
+void tile_accumulate_t(const float* pt, index ldp, index rows, index k, const float* vp,
+                       index panel_stride, index panels, float* c, index ldc);
 
 // Whether the smoother routes attention's tiles through these products: the AVX2 variant runs on
 // this CPU, KF_TILE_KERNEL is not "0", and no set_tile_kernel_enabled(false) is in effect.
@@ -62,9 +66,11 @@ struct tile_variant {
   bool available;
   void (*scores)(const float*, index, index, index, const float*, index, float*, index);
   void (*accumulate)(const float*, index, index, index, const float*, index, index, float*, index);
+  void (*accumulate_t)(const float*, index, index, index, const float*, index, index, float*,
+                       index);
 };
 std::span<const tile_variant> tile_variants();
-// The variant tile_scores and tile_accumulate use, e.g. "avx2".
+// The variant tile_scores, tile_accumulate and tile_accumulate_t use, e.g. "avx2".
 const char* tile_isa();
 
 }  // namespace kf::detail
