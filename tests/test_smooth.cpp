@@ -235,11 +235,14 @@ TEST(SmoothFast, ExpDotZeroedScoreTileAcrossMaskedRowsAndAfterAThrow) {
 // Attention's register-tiled route (detail/tile_kernel.hpp) against the reference and against
 // the GEMM route it replaces: partial row groups, partial key and value panels, masked tiles,
 // dropout, and keys too many to pack once per call (each tile packs its own).
+// Turns the register-tiled route on for a test and restores the previous setting after it.
+struct tile_route_on {
+  bool was = detail::set_tile_kernel_enabled(true);
+  ~tile_route_on() { detail::set_tile_kernel_enabled(was); }
+};
+
 TEST(SmoothFast, RegisterTiledRouteMatchesReferenceAndGemmRoute) {
-  struct restore {
-    bool was = detail::set_tile_kernel_enabled(true);
-    ~restore() { detail::set_tile_kernel_enabled(was); }
-  } guard;
+  const tile_route_on guard;
   if (!detail::tile_kernel_enabled()) GTEST_SKIP() << "no AVX2 tile products on this CPU";
   const std::vector<shape> shapes = {
       {1, 1, 1, 5}, {7, 13, 3, 5}, {61, 300, 5, 20}, {257, 530, 64, 64}, {300, 270, 12, 17}};
@@ -305,10 +308,7 @@ TEST(SmoothFast, RegisterTiledRouteMatchesReferenceAndGemmRoute) {
 // (with weight dropout). (tie_fast_to_reference asks for the temperature's gradient too, which the
 // route leaves to the GEMM route.)
 TEST(SmoothFast, RegisterTiledBackwardMatchesGemmRoute) {
-  struct restore {
-    bool was = detail::set_tile_kernel_enabled(true);
-    ~restore() { detail::set_tile_kernel_enabled(was); }
-  } guard;
+  const tile_route_on guard;
   if (!detail::tile_kernel_enabled()) GTEST_SKIP() << "no AVX2 tile products on this CPU";
   // {9, 20000, 60, 70}: the three packed operands pass the once-per-call limit (per-tile packing).
   for (const shape s : {shape{300, 270, 12, 17}, shape{257, 530, 64, 64}, shape{5, 40, 3, 5},

@@ -50,7 +50,8 @@ namespace {
 
 // The three products share one form: c(i, 16q + r) (=, or += when Add) Σ_j A(i, j) · bp[q](j, r)
 // for i < rows, j < inner, q < panels, with A(i, j) = a[i·lda + j], or a[j·lda + i] when Trans
-// (A read transposed). Scores: Add = false, Trans = false; accumulate: Add; accumulate_t: both.
+// (A read transposed). Scores: Add = false, Trans = false (a wrapper: its panels are d·16
+// apart); accumulate: Add; accumulate_t: both.
 
 // ---- baseline: plain loops, with the build's flags ----
 
@@ -73,14 +74,6 @@ void product_base(const float* a, index lda, index rows, index inner, const floa
 void scores_base(const float* a, index lda, index rows, index d, const float* kp, index panels,
                  float* s, index lds) {
   product_base<false, false>(a, lda, rows, d, kp, d * kPanel, panels, s, lds);
-}
-void accumulate_base(const float* p, index ldp, index rows, index k, const float* vp,
-                     index panel_stride, index panels, float* c, index ldc) {
-  product_base<true, false>(p, ldp, rows, k, vp, panel_stride, panels, c, ldc);
-}
-void accumulate_t_base(const float* p, index ldp, index rows, index k, const float* vp,
-                       index panel_stride, index panels, float* c, index ldc) {
-  product_base<true, true>(p, ldp, rows, k, vp, panel_stride, panels, c, ldc);
 }
 
 #ifdef KF_HAVE_X86_TILES
@@ -161,14 +154,6 @@ void scores_avx2(const float* a, index lda, index rows, index d, const float* kp
                  float* s, index lds) {
   product_avx2<false, false>(a, lda, rows, d, kp, d * kPanel, panels, s, lds);
 }
-void accumulate_avx2(const float* p, index ldp, index rows, index k, const float* vp,
-                     index panel_stride, index panels, float* c, index ldc) {
-  product_avx2<true, false>(p, ldp, rows, k, vp, panel_stride, panels, c, ldc);
-}
-void accumulate_t_avx2(const float* p, index ldp, index rows, index k, const float* vp,
-                       index panel_stride, index panels, float* c, index ldc) {
-  product_avx2<true, true>(p, ldp, rows, k, vp, panel_stride, panels, c, ldc);
-}
 #endif
 
 struct table {
@@ -176,11 +161,12 @@ struct table {
   int count = 0;
   int chosen = 0;
   table() {
-    v[count++] = {"baseline", true, scores_base, accumulate_base, accumulate_t_base};
+    v[count++] = {"baseline", true, scores_base, product_base<true, false>,
+                  product_base<true, true>};
 #ifdef KF_HAVE_X86_TILES
     __builtin_cpu_init();
     v[count++] = {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
-                  scores_avx2, accumulate_avx2, accumulate_t_avx2};
+                  scores_avx2, product_avx2<true, false>, product_avx2<true, true>};
 #endif
     for (int i = 0; i < count; ++i)
       if (v[i].available) chosen = i;
