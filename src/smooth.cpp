@@ -10,8 +10,10 @@
 //   3. the kernel maps S to log-weights or weights (one std::visit per tile, never per element);
 //   4. log domain: online (running max, rescaled sum, rescaled accumulator) update with
 //      P = exp(W − max) and acc += P·V by GEMM; direct domain: sum += ΣW, acc += W·V.
-// Attention's kernel in float takes the register-tiled route where AVX2 runs: steps 2 and 4's
-// products by detail/tile_kernel.hpp on K and V packed once per call (docs/architecture.md).
+// In float, where AVX2 runs, single-factor kernels (attention's, and the distance kernels by the
+// expansion) take the register-tiled route: steps 2 and 4's products by detail/tile_kernel.hpp
+// on K and V packed once per call (docs/architecture.md). The backward's route serves
+// attention's kernel.
 // The backward pass recomputes W per tile from lse and follows smooth.hpp's rule; dK and dV are
 // accumulated per thread and summed at the end. Top-k masks take a separate path: tiles select
 // the k best keys per row, then the selected pairs are evaluated exactly, pair by pair.
@@ -36,27 +38,34 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
   const index rows = pl.forward_rows();
   // Attention's kernel alone: the score tile stays zeroed between tiles (the exp pass moves P
   // to sc.p and leaves zeros), so each tile's GEMM adds to it, with no β = 0 pass.
-  // In float, where the AVX2 tile products run, the kernel takes the register-tiled route
-  // instead (tile_kernel.hpp): K and V packed once, both tile products in registers, and the
-  // score tile written (not added to), so it is not kept zeroed.
-  bool tiled = std::is_same_v<T, float> && fused_exp_dot(pl) && !want_sq && dv > kNarrowDv &&
-               detail::tile_kernel_enabled();
+  // In float, where the AVX2 tile products run, single-factor kernels on dot products or squared
+  // distances take the register-tiled route instead (tile_kernel.hpp): keys and V packed once,
+  // both tile products in registers, and the score tile written (not added to), so it is not
+  // kept zeroed. Attention's keys are packed times 1/T, a distance's (centered) keys times −2.
+  const auto& eng = pl.engines[0];
+  const bool fused = fused_exp_dot(pl);
+  bool tiled = std::is_same_v<T, float> && pl.engines.size() == 1 && eng.tileable() && !want_sq &&
+               dv > kNarrowDv && detail::tile_kernel_enabled();
   std::optional<packed_panels> kpacked, vpacked;
   if constexpr (std::is_same_v<T, float>) {
-    const double key_scale =
-        tiled ? 1.0 / std::get<kernel_exp_dot>(pl.rk.factors[0].kern).temperature : 1.0;
-    tiled = tiled && tile_route_fits(pl.engines[0].qv, pl.engines[0].kv, key_scale);
+    const double key_scale = !tiled ? 1.0
+                             : fused
+                                 ? 1.0 / std::get<kernel_exp_dot>(pl.rk.factors[0].kern).temperature
+                                 : eng.packed_key_scale();
+    tiled = tiled && tile_route_fits(eng.qv, eng.kv, std::abs(key_scale));
     if (tiled) {
-      const auto& kv = pl.engines[0].kv;
-      const bool once =
-          (packed_panels::floats(pl.m, kv.cols, true) + packed_panels::floats(pl.m, dv, false)) *
-              sizeof(float) <=
-          kPackOnceBytes;
-      kpacked.emplace(kv, /*rows=*/true, once, float(key_scale));
+      const bool once = (packed_panels::floats(pl.m, eng.kv.cols, true) +
+                         packed_panels::floats(pl.m, dv, false)) *
+                            sizeof(float) <=
+                        kPackOnceBytes;
+      kpacked.emplace(eng.kv, /*rows=*/true, once, float(key_scale));
       vpacked.emplace(pl.v, /*rows=*/false, once);
     }
   }
-  const bool keep_zeroed = fused_exp_dot(pl) && !tiled;
+  const bool keep_zeroed = fused && !tiled;
+  // K = 1/u, u = 1 + c·|q − k|² (cauchy): the tile holds u, and exp(log K − max) is umin / u, a
+  // division instead of a log and an exp per weight (they took 28% of the forward at n = 1024).
+  const bool ratio = pl.ratio_c > 0 && !want_sq;
   // Accumulator rows are whole value panels on the tiled route.
   const index aw = tiled ? detail::panel_count(dv) * detail::kPanel : dv;
   parallel_blocks(pl, rows, [&](scratch<T>& sc, index qb) {
@@ -74,9 +83,31 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
       const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
       const float* key_panels = kpacked ? kpacked->rows(sc.kpack, j0, bk) : nullptr;
-      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/false, keep_zeroed, key_panels);
+      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/false, keep_zeroed, key_panels,
+                  ratio);
       T* pm = keep_zeroed ? sc.p.data() : sc.w.data();  // P (in place of the weights, or moved)
-      if (pl.rk.log_domain) {
+      if (ratio) {
+        for (index a = 0; a < bq; ++a) {
+          array_map<T> ua(sc.w.data() + a * kBk, bk);
+          const T umin = ua.minCoeff();  // ≥ 1; +inf when the whole row is masked out
+          const T tmax = umin == std::numeric_limits<T>::infinity() ? kNegInf<T> : -std::log(umin);
+          const T nmax = std::max(mx[a], tmax);
+          if (nmax == kNegInf<T>) {  // nothing in this row yet
+            ua.setZero();
+            continue;
+          }
+          // P = K·exp(−nmax) = exp(−nmax) / u; exp(−nmax) is umin itself when this tile holds the
+          // row's largest weight so far (P = 1 there, exactly).
+          const T top = tmax >= mx[a] ? umin : std::exp(-nmax);
+          ua = top * ua.inverse();
+          const T psum = ua.sum();
+          const T scale = std::exp(mx[a] - nmax);
+          sum[a] = sum[a] * scale + psum;
+          if (scale != T(1))
+            for (index c = 0; c < dv; ++c) acc[a * aw + c] *= scale;
+          mx[a] = nmax;
+        }
+      } else if (pl.rk.log_domain) {
         for (index a = 0; a < bq; ++a) {
           array_map<T> wa(sc.w.data() + a * kBk, bk);
           const T tmax = wa.maxCoeff();

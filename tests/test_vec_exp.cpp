@@ -157,5 +157,45 @@ TEST(VecExp, ShiftSumMatchesExpOfShiftedValues) {
   EXPECT_EQ(a[0], 1.0f);
 }
 
+// The periodic kernel's sin² pass, every variant: against sin² in double at the same rounded
+// t = √s/p (the pass's own error: its reduction and polynomial), and against the formula in
+// double from s (which adds the rounding of t: ~ulp(t) in the angle), up to a million periods.
+TEST(VecExp, PeriodicLogWeightEveryVariant) {
+  const double pi = 3.14159265358979323846;
+  std::mt19937_64 rng(5);
+  for (const double period : {1.0, 2 * pi, 0.37}) {
+    std::vector<float> s;
+    for (const double r : {0.0, 1e-20, 1e-6, 0.25, 0.5, 1.0, 1.5, 2.0, 1e3, 1e6})
+      s.push_back(float(r * period * r * period));
+    std::uniform_real_distribution<double> u{0.0, 20.0};
+    for (int i = 0; i < 4001; ++i) {
+      const double r = u(rng) * period;
+      s.push_back(float(r * r));
+    }
+    const float inv_p = float(1.0 / period), g = -2.0f / (0.7f * 0.7f);
+    for (const auto& v : exp_variants()) {
+      if (!v.available) continue;
+      std::vector<float> w(s.size()), w2(s.size(), 1.0f);
+      v.periodic_log_weight(s.data(), w.data(), index(s.size()), inv_p, g, false);
+      v.periodic_log_weight(s.data(), w2.data(), index(s.size()), inv_p, g, true);
+      double worst_own = 0, worst_formula = 0;
+      for (std::size_t i = 0; i < s.size(); ++i) {
+        const float t = std::sqrt(s[i]) * inv_p;
+        const double a = std::sin(pi * double(t)), own = double(g) * a * a;
+        worst_own = std::max(worst_own, std::abs(double(w[i]) - own) / std::abs(g));
+        if (double(t) <= 20.0) {
+          const double b = std::sin(pi * std::sqrt(double(s[i])) / period);
+          worst_formula =
+              std::max(worst_formula, std::abs(double(w[i]) - double(g) * b * b) / std::abs(g));
+        }
+        EXPECT_NEAR(w2[i], 1.0f + w[i], 2.5e-7) << v.isa << ": add mode, entry " << i;
+      }
+      EXPECT_LE(worst_own, 4 * std::numeric_limits<float>::epsilon()) << v.isa << " p=" << period;
+      EXPECT_LE(worst_formula, 2e-5) << v.isa << " p=" << period;
+      EXPECT_EQ(w[0], 0.0f) << v.isa;  // K(q, q) = 1
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kf::detail

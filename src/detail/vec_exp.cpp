@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -80,6 +81,38 @@ template <class T, bool Sum = false, bool Move = false>
   return sum;
 }
 
+// w[i] ← g·sin²(π·√s[i]·inv_p) (Add: w[i] += …), the periodic kernel's log-weight. t = √s/p is
+// reduced to f = t − round(t) ∈ [−½, ½] exactly (floats ≥ 2^23 are integers: f = 0), then sin(πf)
+// is its Taylor series to f¹³ (truncation < 1e-9 on |f| ≤ ½). A general sin (Eigen's) spends
+// most of its time on a large-argument reduction this does not need: t is rounded once either way.
+template <bool Add>
+[[gnu::always_inline]] inline void sin2_body(const float* s, float* w, index n, float inv_p,
+                                             float g) {
+  constexpr float big = 0x1p23f, shift = 0x1.8p23f;
+  constexpr double pi = 3.14159265358979323846, pi2 = pi * pi;
+  constexpr float c1 = float(pi), c3 = float(-pi * pi2 / 6), c5 = float(pi * pi2 * pi2 / 120),
+                  c7 = float(-pi * pi2 * pi2 * pi2 / 5040),
+                  c9 = float(pi * pi2 * pi2 * pi2 * pi2 / 362880),
+                  c11 = float(-pi * pi2 * pi2 * pi2 * pi2 * pi2 / 39916800),
+                  c13 = float(pi * pi2 * pi2 * pi2 * pi2 * pi2 * pi2 / 6227020800.0);
+#pragma omp simd
+  for (index i = 0; i < n; ++i) {
+    const float t = std::min(std::sqrt(s[i]) * inv_p, big);
+    const float f = t - ((t + shift) - shift), f2 = f * f;
+    const float sn =
+        f * (c1 + f2 * (c3 + f2 * (c5 + f2 * (c7 + f2 * (c9 + f2 * (c11 + f2 * c13))))));
+    const float x = g * (sn * sn);
+    if constexpr (Add)
+      w[i] += x;
+    else
+      w[i] = x;
+  }
+}
+
+void sin2_base(const float* s, float* w, index n, float inv_p, float g, bool add) {
+  add ? sin2_body<true>(s, w, n, inv_p, g) : sin2_body<false>(s, w, n, inv_p, g);
+}
+
 void exp_base_f(float* x, index n) { exp_body(x, n); }
 void exp_base_d(double* x, index n) { exp_body(x, n); }
 float exps_base_f(float* x, index n, float s) { return exp_body<float, true>(x, n, s); }
@@ -93,6 +126,14 @@ double expm_base_d(double* x, double* y, index n, double s) {
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define KF_HAVE_X86_VARIANTS 1
+__attribute__((target("avx2,fma"))) void sin2_avx2(const float* s, float* w, index n, float inv_p,
+                                                   float g, bool add) {
+  add ? sin2_body<true>(s, w, n, inv_p, g) : sin2_body<false>(s, w, n, inv_p, g);
+}
+__attribute__((target("avx512f,avx512dq"))) void sin2_avx512(const float* s, float* w, index n,
+                                                             float inv_p, float g, bool add) {
+  add ? sin2_body<true>(s, w, n, inv_p, g) : sin2_body<false>(s, w, n, inv_p, g);
+}
 __attribute__((target("avx2,fma"))) void exp_avx2_f(float* x, index n) { exp_body(x, n); }
 __attribute__((target("avx2,fma"))) void exp_avx2_d(double* x, index n) { exp_body(x, n); }
 __attribute__((target("avx512f,avx512dq"))) void exp_avx512_f(float* x, index n) { exp_body(x, n); }
@@ -132,19 +173,21 @@ struct table {
   int count = 0;
   int chosen = 0;
   table() {
-    v[count++] = {"baseline",  true,        exp_base_f,  exp_base_d,
-                  exps_base_f, exps_base_d, expm_base_f, expm_base_d};
+    v[count++] = {"baseline",  true,        exp_base_f,  exp_base_d, exps_base_f,
+                  exps_base_d, expm_base_f, expm_base_d, sin2_base};
 #ifdef KF_HAVE_X86_VARIANTS
     __builtin_cpu_init();
     v[count++] = {"avx2",      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
                   exp_avx2_f,  exp_avx2_d,
                   exps_avx2_f, exps_avx2_d,
-                  expm_avx2_f, expm_avx2_d};
+                  expm_avx2_f, expm_avx2_d,
+                  sin2_avx2};
     v[count++] = {
         "avx512",      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"),
         exp_avx512_f,  exp_avx512_d,
         exps_avx512_f, exps_avx512_d,
-        expm_avx512_f, expm_avx512_d};
+        expm_avx512_f, expm_avx512_d,
+        sin2_avx512};
 #endif
     const char* want = std::getenv("KF_SIMD");
     for (int i = 0; i < count; ++i) {
@@ -187,6 +230,11 @@ float exp_shift_sum_move(float* x, float* y, index n, float shift) {
 double exp_shift_sum_move(double* x, double* y, index n, double shift) {
   static const auto fn = the_table().v[the_table().chosen].exp_shift_sum_move_d;
   return fn(x, y, n, shift);
+}
+
+void periodic_log_weight(const float* s, float* w, index n, float inv_p, float g, bool add) {
+  static const auto fn = the_table().v[the_table().chosen].periodic_log_weight;
+  fn(s, w, n, inv_p, g, add);
 }
 
 std::span<const exp_variant> exp_variants() {

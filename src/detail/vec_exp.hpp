@@ -1,4 +1,5 @@
-// Internal: exp over arrays, vectorized, with the instruction set chosen at run time.
+// Internal: exp over arrays, vectorized, with the instruction set chosen at run time (and the
+// periodic kernel's sin² pass, which needs the same treatment).
 //
 // The smoother's tiles spend most of their time in exp (Eigen's double exp divides, and Eigen
 // picks its vector width when the library is compiled). Here one plain loop — Cody–Waite range
@@ -37,6 +38,11 @@ double exp_shift_sum(double* x, index n, double shift);
 float exp_shift_sum_move(float* x, float* y, index n, float shift);
 double exp_shift_sum_move(double* x, double* y, index n, double shift);
 
+// w[i] ← g·sin²(π·√s[i]·inv_p), or w[i] += it when add: the periodic kernel's log-weight on a
+// tile of squared distances s ≥ 0 (g = −2/h², inv_p = 1/period). Absolute error ≤ ~2 ulp of |g|
+// beyond the rounding of √s·inv_p itself (which std::sin(π/p·√s) has too); float only.
+void periodic_log_weight(const float* s, float* w, index n, float inv_p, float g, bool add);
+
 // The variants compiled in; `available` says whether this CPU runs them.
 struct exp_variant {
   const char* isa;  // "baseline", "avx2", "avx512"
@@ -47,6 +53,7 @@ struct exp_variant {
   double (*exp_shift_sum_d)(double*, index, double);
   float (*exp_shift_sum_move_f)(float*, float*, index, float);
   double (*exp_shift_sum_move_d)(double*, double*, index, double);
+  void (*periodic_log_weight)(const float*, float*, index, float, float, bool);
 };
 std::span<const exp_variant> exp_variants();
 // The variant exp_inplace uses (after KF_SIMD), e.g. "avx2".
