@@ -469,10 +469,35 @@ void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0
                          w_zeroed ? T(1) : T(0));
   }
   for (std::size_t f = 0; f < pl.engines.size() && !fused; ++f) {
+    const auto& eng = pl.engines[f];
+    const bool to_log = logd && !pl.rk.factors[f].log_domain;
+    // One column by direct differences, one factor, nothing reading the distance tile later
+    // (1-D regression): the weights straight from q − k, one pass over the tile instead of two.
+    const auto& fk = pl.rk.factors[f].kern;
+    const bool direct_1d = !keep_args && !ratio && pl.engines.size() == 1 && eng.direct &&
+                           eng.c1 - eng.c0 == 1 && !to_log && !pl.msk->needs_distance() &&
+                           !std::holds_alternative<kernel_periodic>(fk) &&
+                           !std::holds_alternative<kernel_cauchy>(fk);
+    if (direct_1d) {
+      std::visit(
+          [&](const auto& kk) {
+            const T* kc = eng.kt.data() + j0;
+            for (index a = 0; a < bq; ++a) {
+              const T qa = eng.qv(i0 + a, 0);
+              T* wa = sc.w.data() + a * kBk;
+              for (index b = 0; b < bk; ++b) {
+                const T dq = qa - kc[b];
+                wa[b] = kk.template weight<T>(dq * dq);
+              }
+            }
+          },
+          fk);
+      continue;
+    }
     if (key_panels)  // the route serves single-factor kernels: key_panels are factor 0's
-      pl.engines[f].tile_packed(sc.s[f].data(), i0, bq, j0, bk, key_panels);
+      eng.tile_packed(sc.s[f].data(), i0, bq, j0, bk, key_panels);
     else
-      pl.engines[f].tile(sc.s[f].data(), i0, bq, j0, bk);
+      eng.tile(sc.s[f].data(), i0, bq, j0, bk);
     if (ratio) {
       const T c = T(pl.ratio_c);
       for (index a = 0; a < bq; ++a) {
@@ -482,13 +507,16 @@ void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0
       }
       continue;
     }
-    const bool to_log = logd && !pl.rk.factors[f].log_domain;
     std::visit(
         [&](const auto& kk) {
           if (!to_log && vector_weights(kk, sc.s[f].data(), sc.w.data(), bq, bk, f == 0)) return;
           for (index a = 0; a < bq; ++a) {
             const T* sa = sc.s[f].data() + a * kBk;
             T* wa = sc.w.data() + a * kBk;
+            if (!to_log && f == 0) {  // the common case, without the branches below (vectorizes)
+              for (index b = 0; b < bk; ++b) wa[b] = kk.template weight<T>(sa[b]);
+              continue;
+            }
             for (index b = 0; b < bk; ++b) {
               T x = kk.template weight<T>(sa[b]);
               if (to_log) x = x > T(0) ? std::log(x) : kNegInf<T>;
