@@ -5,7 +5,9 @@
 // picks its vector width when the library is compiled). Here one plain loop — Cody–Waite range
 // reduction x = n·ln2 + r, a Taylor polynomial for e^r, 2^n built from the exponent bits — is
 // compiled three times: with the build's own flags ("baseline": SSE2 for a portable build), for
-// AVX2+FMA and for AVX-512; the first call picks the widest one this CPU runs
+// AVX2+FMA and for AVX-512 (the AVX2 exp is the same formula written with intrinsics: GCC's code
+// for the plain loop kept the running sum on the stack and clamped by blends, 25% slower in
+// double); the first call picks the widest one this CPU runs
 // (KF_SIMD=baseline|avx2|avx512 selects another available one, e.g. to compare).
 // A portable build therefore runs AVX2 or AVX-512 code where the CPU has it, and never an
 // instruction the CPU lacks.
