@@ -172,7 +172,10 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
       const float* key_panels = nullptr;
       if constexpr (std::is_same_v<T, float>)
         if (tiled) key_panels = krows->rows(sc.kpack, j0, bk);
-      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/want_dparam, false, key_panels);
+      // The kernels' arguments are read below unless dS comes from the fused pass (a constant
+      // dweight) and no parameter gradient is asked for.
+      weight_tile(pl, sc, i0, bq, j0, bk, partial, /*keep_args=*/want_dparam || !fuse_dw, false,
+                  key_panels);
       // P = normalized weights of the tile, in place of the weights in sc.w.
       for (index a = 0; a < bq; ++a) {
         array_map<T> wa(sc.w.data() + a * kBk, bk);

@@ -411,6 +411,36 @@ TEST(SmoothFast, RegisterTiledBackwardMatchesGemmRoute) {
   }
 }
 
+// Gradients without the kernel parameter's (as attention asks) are the same gradients: the
+// forward's shortcuts that skip the argument tile (attention's fused scores, 1-D weights straight
+// from q − k) must not reach a backward that reads the arguments. Every kernel, one and three
+// columns, both precisions' paths.
+TEST(SmoothFast, GradientsWithoutParameterGradientAreTheSame) {
+  for (const index d : {index(1), index(3)}) {
+    const problem<double> p({40, 300, d, 2}, 40 + std::uint64_t(d));
+    for (const auto& nk : all_kernels())
+      for (const auto& nm :
+           {named_mask{"none", mask::none()}, named_mask{"causal", mask::causal()}}) {
+        SCOPED_TRACE(nk.label + " / " + nm.label + " / d=" + std::to_string(d));
+        matrix<double> out(40, 2);
+        std::vector<double> lse(40);
+        smooth_forward<double>(out.view(), lse, p.q.cview(), p.k.cview(), p.v.cview(), nk.spec,
+                               nm.msk);
+        auto grads = [&](bool want_dparam) {
+          std::array<matrix<double>, 3> gm = {matrix<double>(40, d), matrix<double>(300, d),
+                                              matrix<double>(300, 2)};
+          smooth_grads<double> g{gm[0].view(), gm[1].view(), gm[2].view()};
+          g.want_dparam = want_dparam;
+          smooth_backward<double>(g, p.dout.cview(), out.cview(), lse, p.q.cview(), p.k.cview(),
+                                  p.v.cview(), nk.spec, nm.msk);
+          return gm;
+        };
+        const auto with = grads(true), without = grads(false);
+        for (int w = 0; w < 3; ++w) EXPECT_TRUE(all_close(without[w], with[w], 1e-12, 1e-14)) << w;
+      }
+  }
+}
+
 TEST(SmoothDropout, FastMatchesReferenceAndKeepsTheRowNormalizer) {
   smooth_options opt;
   opt.dropout = 0.3;
