@@ -3,20 +3,20 @@
 //
 // The smoother's tiles spend most of their time in exp (Eigen's double exp divides, and Eigen
 // picks its vector width when the library is compiled). Here one plain loop — Cody–Waite range
-// reduction x = n·ln2 + r, a Taylor polynomial for e^r, 2^n built from the exponent bits — is
-// compiled three times: with the build's own flags ("baseline": SSE2 for a portable build), for
-// AVX2+FMA and for AVX-512 (the AVX2 exp is the same formula written with intrinsics: GCC's code
-// for the plain loop kept the running sum on the stack and clamped by blends, 25% slower in
-// double); the first call picks the widest one this CPU runs
+// reduction x = n·ln2 + r, a polynomial for e^r (Taylor in double, a minimax fit in float), 2^n in
+// the exponent bits — is compiled three times: with the build's own flags ("baseline": SSE2 for a
+// portable build), for AVX2+FMA and for AVX-512 (the AVX2 exp is the same formula written with
+// intrinsics: GCC's code for the plain loop kept the running sum on the stack and clamped by
+// blends, 25% slower in double); the first call picks the widest one this CPU runs
 // (KF_SIMD=baseline|avx2|avx512 selects another available one, e.g. to compare).
 // A portable build therefore runs AVX2 or AVX-512 code where the CPU has it, and never an
 // instruction the CPU lacks.
 //
 // Contract (tests/test_vec_exp.cpp ties every variant to std::exp):
 //   - relative error ≤ 4 ulp for normal results; exp(0) = 1 exactly;
-//   - arguments below −708 (double) / −87 (float), including −inf, give exactly 0 (results that
+//   - arguments below −708 (double) / −86 (float), including −inf, give exactly 0 (results that
 //     would be subnormal are flushed: the smoother uses exp(w − max) ≤ 1, where such weights are
-//     below 1e-307 / 1e-38 of the row's largest);
+//     below 1e-307 / 5e-38 of the row's largest);
 //   - arguments above 709 / 88 are clamped there (finite); NaN is not supported (callers never
 //     pass one: inputs are checked or come from finite parameters).
 #pragma once
