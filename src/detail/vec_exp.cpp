@@ -152,6 +152,31 @@ __attribute__((target("avx512f,avx512dq"))) void sin2_avx512(const float* s, flo
                                                              float inv_p, float g, bool add) {
   add ? sin2_body<true>(s, w, n, inv_p, g) : sin2_body<false>(s, w, n, inv_p, g);
 }
+// The AVX2 loops' shared steps, for float (8 lanes) and double (4): where a result goes (in
+// place, or Move: to y with the source zeroed, as store() above), and the lanes' sum in a fixed
+// order (pairs, then pairs of pairs), so a row's sum depends on its length only.
+template <bool Move>
+[[gnu::target("avx2,fma"), gnu::always_inline]] inline void put(float* x, float* y, index i,
+                                                                __m256 e) {
+  _mm256_storeu_ps((Move ? y : x) + i, e);
+  if constexpr (Move) _mm256_storeu_ps(x + i, _mm256_setzero_ps());
+}
+template <bool Move>
+[[gnu::target("avx2,fma"), gnu::always_inline]] inline void put(double* x, double* y, index i,
+                                                                __m256d e) {
+  _mm256_storeu_pd((Move ? y : x) + i, e);
+  if constexpr (Move) _mm256_storeu_pd(x + i, _mm256_setzero_pd());
+}
+[[gnu::target("avx2,fma"), gnu::always_inline]] inline float lane_sum(__m256 acc) {
+  alignas(32) float l[8];
+  _mm256_store_ps(l, acc);
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+[[gnu::target("avx2,fma"), gnu::always_inline]] inline double lane_sum(__m256d acc) {
+  alignas(32) double l[4];
+  _mm256_store_pd(l, acc);
+  return (l[0] + l[1]) + (l[2] + l[3]);
+}
 // The float loop by intrinsics, for the same reasons (15% of attention's forward at n = 1024).
 template <bool Sum, bool Move>
 __attribute__((target("avx2,fma"))) float exp_avx2_f_body(float* x, index n, float offset,
@@ -177,21 +202,10 @@ __attribute__((target("avx2,fma"))) float exp_avx2_f_body(float* x, index n, flo
     __m256 e = _mm256_castsi256_ps(
         _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
     e = _mm256_andnot_ps(_mm256_cmp_ps(a, lo, _CMP_LT_OQ), e);  // below −86 (and −inf): 0
-    if constexpr (Move) {
-      _mm256_storeu_ps(y + i, e);
-      _mm256_storeu_ps(x + i, _mm256_setzero_ps());
-    } else {
-      _mm256_storeu_ps(x + i, e);
-    }
+    put<Move>(x, y, i, e);
     if constexpr (Sum) acc = _mm256_add_ps(acc, e);
   }
-  float sum = 0;
-  if constexpr (Sum) {
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, acc);
-    sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
-          ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-  }
+  float sum = Sum ? lane_sum(acc) : 0.0f;
   // The last n mod 8 values by the generic loop (the same formula).
   if (i < n) sum += exp_body<float, Sum, Move>(x + i, n - i, offset, Move ? y + i : nullptr);
   return sum;
@@ -239,20 +253,10 @@ __attribute__((target("avx2,fma"))) double exp_avx2_d_body(double* x, index n, d
     const __m256i bits = _mm256_slli_epi64(_mm256_add_epi64(_mm256_castpd_si256(t), bias), 52);
     __m256d e = _mm256_mul_pd(p, _mm256_castsi256_pd(bits));
     e = _mm256_andnot_pd(_mm256_cmp_pd(a, lo, _CMP_LT_OQ), e);  // below −708 (and −inf): 0
-    if constexpr (Move) {
-      _mm256_storeu_pd(y + i, e);
-      _mm256_storeu_pd(x + i, _mm256_setzero_pd());
-    } else {
-      _mm256_storeu_pd(x + i, e);
-    }
+    put<Move>(x, y, i, e);
     if constexpr (Sum) acc = _mm256_add_pd(acc, e);
   }
-  double sum = 0;
-  if constexpr (Sum) {
-    alignas(32) double lanes[4];
-    _mm256_store_pd(lanes, acc);
-    sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-  }
+  double sum = Sum ? lane_sum(acc) : 0.0;
   // The last n mod 4 values by the generic loop (the same formula).
   if (i < n) sum += exp_body<double, Sum, Move>(x + i, n - i, offset, Move ? y + i : nullptr);
   return sum;
