@@ -4,7 +4,8 @@
 //   exp_shift_sum/<isa>   every instruction-set variant this CPU runs (baseline, avx2, avx512)
 //   std_exp               the same pass with std::exp, element by element
 //   eigen_exp             the same pass with Eigen's array exp (the pass before issue 8)
-// The counter ns/value is the time per exp (lower is better); compare within one run.
+// The counter ns/value is the time per exp in nanoseconds (lower is better; Google Benchmark
+// prints an inverted rate with an "s" suffix); compare within one run.
 //   build/release/bench/bench_vec_exp
 #include <benchmark/benchmark.h>
 
