@@ -9,10 +9,10 @@
 //   build/release/bench/bench_vec_exp
 #include <benchmark/benchmark.h>
 
-#include <Eigen/Core>
 #include <cmath>
 #include <string>
 #include <vector>
+#include "detail/eigen.hpp"
 
 #include "detail/vec_exp.hpp"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what is missing, checks formatting,
-# builds and runs every test (dev preset: -Werror), then builds and runs every test again under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# builds and runs every test (dev preset: -Werror), compiles the library and kf once more with
+# AVX-512 enabled (-march=x86-64-v4 -Werror, compile only: an AVX-512-only breakage shows on any
+# machine), then builds and runs every test again under AddressSanitizer + UndefinedBehaviorSanitizer.
 #   KF_SKIP_ASAN=1   skip the sanitizer pass (local iteration only; CI runs it)
 #   KF_SKIP_SLOW=1   skip tests labelled slow
 set -euo pipefail
@@ -20,6 +21,10 @@ echo "== dev build: warnings as errors =="
 cmake --preset dev >/dev/null
 cmake --build --preset dev -j"$jobs"
 ctest --preset dev "${ctest_args[@]}"
+
+echo "== AVX-512 compile check: library and kf with -march=x86-64-v4, warnings as errors =="
+cmake --preset isa-v4 >/dev/null
+cmake --build --preset isa-v4 -j"$jobs"
 
 if [ "${KF_SKIP_ASAN:-0}" != 1 ]; then
   echo "== asan build: AddressSanitizer + UndefinedBehaviorSanitizer =="

@@ -23,8 +23,10 @@ void stage_periodic_outputs(io::atomic_writer& w, const std::string& dir, const 
   viz::figure f;  // seed 003 Fig. 3: source, target, prediction
   f.title = fmt::format("{}: rollout MSE {:.3g} ({} config, {})", r.function, r.fc.mse_rollout,
                         r.config, kernel_name(r.cfg.block.kernel.first));
-  f.xlabel = "x";
-  f.ylabel = "y";
+  // Move-assigned temporaries: GCC 12 at -O3 flags assigning a literal here with a false
+  // -Wrestrict inside libstdc++ (GCC bug 105651).
+  f.xlabel = std::string("x");
+  f.ylabel = std::string("y");
   viz::series src{viz::series::kind::line, {}, {}, {}, "source (training)", viz::kBlue, 1.5, 1};
   for (std::size_t t = 800; t < r.data.series.size(); ++t)
     src.x.push_back(0.1 * double(t)), src.y.push_back(r.data.series[t]);

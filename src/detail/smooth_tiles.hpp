@@ -4,7 +4,6 @@
 
 #include <omp.h>
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -17,6 +16,7 @@
 #include <type_traits>
 #include <variant>
 #include <vector>
+#include "detail/eigen.hpp"
 
 #include "detail/blas.hpp"
 #include "detail/smooth_common.hpp"

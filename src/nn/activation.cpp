@@ -1,11 +1,10 @@
 #include "kernelformer/nn/activation.hpp"
 
-#include <Eigen/Core>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
 #include <string>
-#include <unsupported/Eigen/SpecialFunctions>
+#include "detail/eigen.hpp"
 
 namespace kf::nn {
 

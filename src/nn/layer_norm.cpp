@@ -1,8 +1,8 @@
 #include "kernelformer/nn/layer_norm.hpp"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include "detail/eigen.hpp"
 
 namespace kf::nn {
 

@@ -1,6 +1,6 @@
 #include "kernelformer/nn/lm_head.hpp"
 
-#include <Eigen/Core>
+#include "detail/eigen.hpp"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
 #include "kernelformer/optim/adamw.hpp"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
+#include "detail/eigen.hpp"
 
 namespace kf::optim {
 

@@ -11,12 +11,12 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include "detail/eigen.hpp"
 
 #include "kernelformer/regression/binned.hpp"
 #include "kernelformer/smooth.hpp"
