@@ -60,39 +60,38 @@ kernel_spec build_kernel(const attend_options& o) {
 template <class T>
 void run_typed(const attend_options& o, const loaded_array& q, const loaded_array& k,
                const loaded_array& v, const kernel_spec& kern, const mask& msk) {
-  auto cast = [](const matrix<double>& a) {
-    matrix<T> m(a.rows(), a.cols());
-    for (index i = 0; i < a.size(); ++i) m.data()[i] = static_cast<T>(a.data()[i]);
-    return m;
-  };
-  const matrix<T> qm = cast(q.data), km = cast(k.data), vm = cast(v.data);
+  // Mapped .npy inputs of dtype T are used in place; the rest are converted once.
+  matrix<T> q_scratch, k_scratch, v_scratch;
+  const const_matrix_view<T> qm = q.as<T>(q_scratch), km = k.as<T>(k_scratch),
+                             vm = v.as<T>(v_scratch);
   smooth_options opt;
   opt.threads = o.threads;
-  matrix<T> out(qm.rows(), vm.cols());
-  const smooth_stats st =
-      smooth_forward<T>(out.view(), {}, qm.cview(), km.cview(), vm.cview(), kern, msk, opt);
-  io::atomic_writer writer;  // both files appear, or neither
-  writer.stage(o.out, encode_output<T>(o.out, out.cview()));
+  matrix<T> out(qm.rows, vm.cols);
+  const smooth_stats st = smooth_forward<T>(out.view(), {}, qm, km, vm, kern, msk, opt);
+  matrix<T> w;
   if (!o.weights.empty()) {
-    const index nr = o.weight_rows.empty() ? qm.rows() : static_cast<index>(o.weight_rows.size());
-    if (nr * km.rows() > kMaxWeightEntries)
+    const index nr = o.weight_rows.empty() ? qm.rows : static_cast<index>(o.weight_rows.size());
+    if (nr * km.rows > kMaxWeightEntries)
       throw user_error(
           fmt::format("--weights would be {} x {} = {} entries; choose rows with "
                       "--weight-rows",
-                      nr, km.rows(), nr * km.rows()));
+                      nr, km.rows, nr * km.rows));
     for (index r : o.weight_rows)
-      if (r < 0 || r >= qm.rows())
-        throw user_error(fmt::format("--weight-rows: row {} is outside 0..{}", r, qm.rows() - 1));
-    matrix<T> w(nr, km.rows());
-    smooth_weights<T>(w.view(), o.weight_rows, qm.cview(), km.cview(), kern, msk, opt);
-    writer.stage(o.weights, encode_output<T>(o.weights, w.cview()));
+      if (r < 0 || r >= qm.rows)
+        throw user_error(fmt::format("--weight-rows: row {} is outside 0..{}", r, qm.rows - 1));
+    w = matrix<T>(nr, km.rows);
+    smooth_weights<T>(w.view(), o.weight_rows, qm, km, kern, msk, opt);
   }
+  // Staged only now, after every input was read: both files appear, or neither.
+  io::atomic_writer writer;
+  stage_output<T>(writer, o.out, out.cview());
+  if (!o.weights.empty()) stage_output<T>(writer, o.weights, w.cview());
   writer.commit();
   if (o.quiet) return;
   const char* dtype = std::is_same_v<T, float> ? "float32" : "float64";
-  fmt::print("kf attend: {} queries x {} keys (d = {}, dv = {}, {}), kernel {}, mask {}\n",
-             qm.rows(), km.rows(), qm.cols(), vm.cols(), dtype,
-             kernel_describe(kernel_resolve(kern, qm.cols(), std::is_same_v<T, float>)),
+  fmt::print("kf attend: {} queries x {} keys (d = {}, dv = {}, {}), kernel {}, mask {}\n", qm.rows,
+             km.rows, qm.cols, vm.cols, dtype,
+             kernel_describe(kernel_resolve(kern, qm.cols, std::is_same_v<T, float>)),
              msk.describe());
   fmt::print("wrote {}{}\n", o.out, o.weights.empty() ? "" : " and " + o.weights);
   if (st.empty_rows > 0)
@@ -112,14 +111,14 @@ void run(const attend_options& o) {
   const loaded_array q = load_array(o.queries, "--queries");
   const loaded_array k = load_array(o.keys, "--keys");
   const loaded_array v = load_array(o.values, "--values");
-  if (q.data.cols() != k.data.cols())
+  if (q.cols() != k.cols())
     throw user_error(
         fmt::format("{} has {} columns but {} has {}: queries and keys need the same "
                     "feature dimension d",
-                    q.path, q.data.cols(), k.path, k.data.cols()));
-  if (v.data.rows() != k.data.rows())
+                    q.path, q.cols(), k.path, k.cols()));
+  if (v.rows() != k.rows())
     throw user_error(fmt::format("{} has {} rows but {} has {}: one value row per key", v.path,
-                                 v.data.rows(), k.path, k.data.rows()));
+                                 v.rows(), k.path, k.rows()));
   const bool all_f32 = q.dtype == io::npy_dtype::f32 && k.dtype == io::npy_dtype::f32 &&
                        v.dtype == io::npy_dtype::f32;
   if (all_f32)

@@ -19,6 +19,7 @@ struct kde_options {
   std::string data, x = "x", kernel = "gaussian", bandwidth = "silverman", at, out, summary, plot,
                     plot_criterion, criterion_csv;
   index grid = 200;
+  std::string na = "error";
   bool quiet = false;
 };
 
@@ -78,8 +79,9 @@ void run(const kde_options& o) {
     require_extension(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
   if (o.grid < 2) throw user_error("--grid must be at least 2");
 
-  const io::csv_table table = o.data.empty() ? builtin_bimodal() : io::csv_read(o.data);
   const auto xcols = split_list(o.x, "--x");
+  const io::csv_table table =
+      o.data.empty() ? builtin_bimodal() : read_data_columns(o.data, xcols, o.na, o.quiet);
   matrix<double> x;
   try {
     x = table.select<double>(xcols);
@@ -193,6 +195,9 @@ void add_kde(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("kde", "Kernel density estimate of one or more columns");
   sub->add_option("data", o->data,
                   "CSV file with a header row (default: a built-in bimodal sample)");
+  sub->add_option("--na", o->na,
+                  "blank cells in the used columns: error, or drop (skip those rows, say how many)")
+      ->capture_default_str();
   sub->add_option("--x", o->x, "column(s), comma-separated (several: gaussian product kernel)")
       ->capture_default_str();
   sub->add_option(

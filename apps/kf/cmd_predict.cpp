@@ -38,20 +38,20 @@ void run(const predict_options& o) {
   } catch (const std::runtime_error& e) {
     throw user_error(fmt::format("{}: {}", o.model, e.what()));
   }
-  const loaded_array x = load_array(o.input, "--input");
-  if (x.data.cols() != cfg.seq_len)
+  const loaded_array input = load_array(o.input, "--input");
+  matrix<float> scratch;
+  const const_matrix_view<float> x = input.as<float>(scratch);
+  if (x.cols != cfg.seq_len)
     throw user_error(
         fmt::format("{} has {} columns; the model takes sequences of {} values (one "
                     "sequence per row)",
-                    x.path, x.data.cols(), cfg.seq_len));
-  const index n = x.data.rows();
+                    input.path, x.cols, cfg.seq_len));
+  const index n = x.rows;
   matrix<float> y(n, 1);
   for (index i0 = 0; i0 < n; i0 += o.batch) {
     const index b = std::min(o.batch, n - i0);
-    matrix<float> xb(b, cfg.seq_len);
-    for (index i = 0; i < b; ++i)
-      for (index j = 0; j < cfg.seq_len; ++j) xb(i, j) = static_cast<float>(x.data(i0 + i, j));
-    m.forward(xb.cview(), std::span<float>(y.data() + i0, static_cast<std::size_t>(b)), nullptr);
+    m.forward(x.block(i0, 0, b, cfg.seq_len),
+              std::span<float>(y.data() + i0, static_cast<std::size_t>(b)), nullptr);
   }
   io::write_file_atomic(o.out, encode_output<float>(o.out, y.cview()));
   if (!o.quiet)

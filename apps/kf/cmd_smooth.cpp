@@ -21,6 +21,7 @@ struct smooth_options {
   std::string knn_weights = "uniform", at, out, summary, plot, plot_criterion, criterion_csv;
   index k = 10;
   index grid = 200;
+  std::string na = "error";
   bool quiet = false;
 };
 
@@ -147,16 +148,21 @@ void run(const smooth_options& o) {
   if (!o.plot_criterion.empty())
     require_extension(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
 
-  const io::csv_table table = o.data.empty() ? builtin_sinusoid() : io::csv_read(o.data);
   const auto xcols = split_list(o.x, "--x");
+  std::vector<std::string> used = xcols;
+  used.push_back(o.y);
+  io::csv_table table =
+      o.data.empty() ? builtin_sinusoid() : read_data_columns(o.data, used, o.na, o.quiet);
   matrix<double> x;
   std::vector<double> y;
   try {
     x = table.select<double>(xcols);
-    y = table.columns[table.column(o.y)];
+    y = std::move(table.columns[table.column(o.y)]);
   } catch (const std::runtime_error& e) {
     throw user_error(e.what());
   }
+  const std::string source = table.source;
+  table = {};  // the parsed columns are in x and y now
   if (spec.method == regression_method::knn && crit != bandwidth_criterion::fixed &&
       o.bandwidth != "cv")
     throw user_error("--bandwidth does not apply to knn (its smoothing parameter is --k)");
@@ -169,7 +175,7 @@ void run(const smooth_options& o) {
       fit = regression_fit_data(spec, x.cview(), y, crit,
                                 [&](int done, int total) { bar.update(done, total); });
     } catch (const std::invalid_argument& e) {
-      throw user_error(fmt::format("{}: {}", table.source, e.what()));
+      throw user_error(fmt::format("{}: {}", source, e.what()));
     }
   }
   if ((!o.plot_criterion.empty() || !o.criterion_csv.empty()) && fit.curve.empty())
@@ -253,8 +259,8 @@ void run(const smooth_options& o) {
   writer.commit();
 
   if (o.quiet) return;
-  fmt::print("kf smooth: {} points from {}, method {}, kernel {}\n", x.rows(), table.source,
-             method_name, js["kernel"].get<std::string>());
+  fmt::print("kf smooth: {} points from {}, method {}, kernel {}\n", x.rows(), source, method_name,
+             js["kernel"].get<std::string>());
   if (spec.method == regression_method::knn)
     fmt::print("k = {}", spec.k);
   else
@@ -299,6 +305,9 @@ void add_smooth(CLI::App& app) {
       "data-driven bandwidth and a confidence band");
   sub->add_option("data", o->data,
                   "CSV file with a header row (default: a built-in noisy sinusoid)");
+  sub->add_option("--na", o->na,
+                  "blank cells in the used columns: error, or drop (skip those rows, say how many)")
+      ->capture_default_str();
   sub->add_option("--x", o->x, "predictor column(s), comma-separated")->capture_default_str();
   sub->add_option("--y", o->y, "response column")->capture_default_str();
   sub->add_option("--method", o->method, "nw | local-linear | knn")->capture_default_str();

@@ -28,20 +28,46 @@ loaded_array load_array(const std::string& path, const std::string& what) {
   loaded_array a;
   a.path = path;
   if (path.ends_with(".csv")) {
-    a.data = io::csv_read(path).to_matrix<double>();  // csv_read already rejects non-finite cells
+    a.csv = io::csv_read(path).to_matrix<double>();  // csv_read already rejects non-finite cells
     return a;
   }
-  const io::npy_array arr = io::npy_read(path);
-  a.dtype = arr.dtype;
-  a.data = arr.to_matrix<double>();
-  if (a.data.size() == 0) throw user_error(fmt::format("{}: the array is empty", path));
-  for (index i = 0; i < a.data.rows(); ++i)
-    for (index c = 0; c < a.data.cols(); ++c)
-      if (!std::isfinite(a.data(i, c)))
-        throw user_error(fmt::format("{}: row {}, column {} is {}; inputs must be finite", path, i,
-                                     c, a.data(i, c)));
+  a.npy.emplace(path);
+  a.dtype = a.npy->header().dtype;
+  if (a.rows() == 0 || a.cols() == 0) throw user_error(fmt::format("{}: the array is empty", path));
   return a;
 }
+
+index loaded_array::rows() const { return npy ? npy->header().rows() : csv.rows(); }
+index loaded_array::cols() const { return npy ? npy->header().cols() : csv.cols(); }
+
+template <class T>
+const_matrix_view<T> loaded_array::as(matrix<T>& scratch) const {
+  const_matrix_view<T> v;
+  if (npy && npy->in_place<T>()) {
+    v = npy->view<T>();
+  } else {
+    if (npy) {
+      scratch = npy->to_matrix<T>();
+    } else {
+      scratch = matrix<T>(csv.rows(), csv.cols());
+      for (index i = 0; i < csv.size(); ++i) scratch.data()[i] = static_cast<T>(csv.data()[i]);
+    }
+    v = scratch.cview();
+  }
+  for (index i = 0; i < v.rows; ++i) {
+    const T* r = v.row(i);
+    bool finite = true;
+    for (index c = 0; c < v.cols; ++c) finite &= std::isfinite(r[c]);  // branch-free: vectorizes
+    if (finite) continue;
+    for (index c = 0; c < v.cols; ++c)
+      if (!std::isfinite(r[c]))
+        throw user_error(
+            fmt::format("{}: row {}, column {} is {}; inputs must be finite", path, i, c, r[c]));
+  }
+  return v;
+}
+template const_matrix_view<float> loaded_array::as<float>(matrix<float>&) const;
+template const_matrix_view<double> loaded_array::as<double>(matrix<double>&) const;
 
 template <class T>
 std::string encode_output(const std::string& path, const_matrix_view<T> a) {
@@ -54,6 +80,31 @@ std::string encode_output(const std::string& path, const_matrix_view<T> a) {
   }
   return io::csv_encode(names, cols);
 }
+
+io::csv_table read_data_columns(const std::string& path, const std::vector<std::string>& columns,
+                                const std::string& na, bool quiet) {
+  if (na != "error" && na != "drop")
+    throw user_error(fmt::format("--na {}: expected error or drop", na));
+  io::csv_options opt;
+  opt.columns = columns;
+  opt.drop_blank = na == "drop";
+  io::csv_table t = io::csv_read(path, opt);
+  if (t.dropped_rows > 0 && !quiet)
+    fmt::print(stderr, "kf: note: {}: skipped {} rows with a blank cell (--na drop)\n", path,
+               t.dropped_rows);
+  return t;
+}
+
+template <class T>
+void stage_output(io::atomic_writer& writer, const std::string& path, const_matrix_view<T> a) {
+  if (path.ends_with(".npy"))
+    writer.stage_stream(path, [&](std::FILE* f) { return io::npy_write_stream<T>(f, a); });
+  else
+    writer.stage(path, encode_output<T>(path, a));
+}
+template void stage_output<float>(io::atomic_writer&, const std::string&, const_matrix_view<float>);
+template void stage_output<double>(io::atomic_writer&, const std::string&,
+                                   const_matrix_view<double>);
 
 namespace {
 double now_seconds() {

@@ -4,10 +4,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/io/csv.hpp"
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
 #include "kernelformer/tensor.hpp"
@@ -19,19 +22,39 @@ struct user_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An input array: a .npy file mapped read-only, or a .csv table parsed into float64.
 struct loaded_array {
   std::string path;
   io::npy_dtype dtype = io::npy_dtype::f64;  // .csv reads as float64
-  matrix<double> data;                       // values (exact for float32 inputs too)
+  std::optional<io::npy_file> npy;           // .npy: the mapped file
+  matrix<double> csv;                        // .csv: the values
+  index rows() const;
+  index cols() const;
+  // The values as T: a view of the mapped file when it holds T in C order and the machine's byte
+  // order (no copy), else converted into `scratch` in one pass. Throws user_error naming the
+  // row and column of the first non-finite value.
+  template <class T>
+  const_matrix_view<T> as(matrix<T>& scratch) const;
 };
 
-// Reads PATH (.npy or .csv by extension); every value must be finite.
+// Maps or reads PATH (.npy or .csv by extension) and checks its header; an empty array is an
+// error. The values are checked for finiteness by loaded_array::as.
 loaded_array load_array(const std::string& path, const std::string& what);
 
 // The bytes of an output file for PATH's extension (.npy keeps T's dtype; .csv writes columns
 // c0, c1, … or the given names).
 template <class T>
 std::string encode_output(const std::string& path, const_matrix_view<T> a);
+
+// Reads only COLUMNS of the CSV file PATH (the other columns may hold anything); NA is the --na
+// option's value: "error" (a blank cell is an error) or "drop" (rows with a blank cell in one
+// of COLUMNS are skipped, and a note says how many).
+io::csv_table read_data_columns(const std::string& path, const std::vector<std::string>& columns,
+                                const std::string& na, bool quiet);
+
+// Stages an output file on WRITER: .npy streamed row by row from the view (no copy), .csv encoded.
+template <class T>
+void stage_output(io::atomic_writer& writer, const std::string& path, const_matrix_view<T> a);
 
 // Throws user_error unless PATH ends with one of the extensions.
 void require_extension(const std::string& path, const std::string& option,

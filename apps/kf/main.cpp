@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "common.hpp"
+#include "kernelformer/io/mapped_file.hpp"
 
 int main(int argc, char** argv) {
   // Training allocates and frees activation matrices of tens of MB every step. By default glibc
@@ -15,6 +16,9 @@ int main(int argc, char** argv) {
   // freed memory in the heap instead: the process reuses it at memset speed.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // Inputs are mapped read-only (io/mapped_file.hpp): a file truncated under us is one clear
+  // line and exit 1, not a bus error.
+  kf::io::mapped_file_guard();
   CLI::App app{
       "kf — attention is Nadaraya-Watson kernel smoothing.\n"
       "One primitive, out_i = sum_j K(q_i,k_j) v_j / sum_j K(q_i,k_j), serves kernel regression\n"

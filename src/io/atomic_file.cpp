@@ -18,12 +18,26 @@ atomic_writer::~atomic_writer() {
 }
 
 void atomic_writer::stage(const std::string& path, std::string_view bytes) {
+  stage_stream(path, [&](std::FILE* f) {
+    return std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  });
+}
+
+void atomic_writer::stage_stream(const std::string& path,
+                                 const std::function<bool(std::FILE*)>& write) {
   const std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), staged_.size());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f)
     throw std::runtime_error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
   staged_.emplace_back(tmp, path);
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  bool ok = false;
+  try {
+    ok = write(f);
+  } catch (...) {
+    std::fclose(f);
+    throw;
+  }
+  ok = ok && std::ferror(f) == 0;
   const bool closed = std::fclose(f) == 0;
   if (!ok || !closed)
     throw std::runtime_error(fmt::format("{}: write failed ({})", path, std::strerror(errno)));

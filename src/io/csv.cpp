@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/io/mapped_file.hpp"
 
 namespace kf::io {
 namespace {
@@ -20,16 +23,17 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> cells;
-  std::size_t pos = 0;
-  while (true) {
-    const auto comma = line.find(',', pos);
-    cells.push_back(trim(line.substr(pos, comma == std::string_view::npos ? comma : comma - pos)));
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
-  }
-  return cells;
+// At most ~80 characters of a cell or name, for messages.
+std::string clip(std::string_view s) {
+  return s.size() > 80 ? std::string(s.substr(0, 77)) + "..." : std::string(s);
+}
+
+// "a, b, c", at most 12 names, then how many more.
+std::string name_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t c = 0; c < names.size() && c < 12; ++c) out += (c ? ", " : "") + clip(names[c]);
+  if (names.size() > 12) out += fmt::format(", ... ({} more)", names.size() - 12);
+  return out;
 }
 
 bool parse_double(std::string_view s, double& v) {
@@ -39,15 +43,176 @@ bool parse_double(std::string_view s, double& v) {
   return ec == std::errc() && p == end && !s.empty();
 }
 
+// Calls f(cell_index, trimmed_cell) for each comma-separated cell; returns the cell count. A
+// cell in double quotes may hold commas (RFC 4180; "" inside is a literal quote).
+template <class F>
+std::size_t for_each_cell(std::string_view line, F&& f) {
+  std::size_t c = 0, pos = 0;
+  while (true) {
+    std::size_t scan = pos;
+    while (scan < line.size() && (line[scan] == ' ' || line[scan] == '\t')) ++scan;
+    if (scan < line.size() && line[scan] == '"') {  // skip to the closing quote
+      for (++scan; scan < line.size(); ++scan) {
+        if (line[scan] != '"') continue;
+        if (scan + 1 < line.size() && line[scan + 1] == '"')
+          ++scan;
+        else
+          break;
+      }
+    } else {
+      scan = pos;
+    }
+    const auto comma = line.find(',', std::min(scan, line.size()));
+    f(c++, trim(line.substr(pos, comma == std::string_view::npos ? comma : comma - pos)));
+    if (comma == std::string_view::npos) return c;
+    pos = comma + 1;
+  }
+}
+
+// The one-pass parser: lines from `text`, cells straight into the table's columns.
+class parser {
+ public:
+  parser(std::string_view text, const std::string& name, const csv_options& opt,
+         const mapped_file* file)
+      : text_(text), name_(name), opt_(opt), file_(file) {
+    if (text_.starts_with("\xEF\xBB\xBF")) {
+      text_.remove_prefix(3);
+      offset_ = 3;
+    }
+  }
+
+  csv_table run() {
+    t_.source = name_;
+    // An upper bound on the rows, so each column is allocated once, at its final size.
+    const auto lines = static_cast<std::size_t>(std::count(text_.begin(), text_.end(), '\n')) + 1;
+    if (file_ != nullptr) file_->release_before(file_->bytes().size());
+    std::size_t pos = 0, line_no = 0, released = 0;
+    while (pos <= text_.size()) {
+      auto nl = text_.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text_.size();
+      const std::string_view line = text_.substr(pos, nl - pos);
+      pos = nl + 1;
+      ++line_no;
+      const std::string_view trimmed = trim(line);
+      if (!trimmed.empty() && trimmed.front() != '#') {
+        if (t_.names.empty())
+          first_line(line, line_no, lines);
+        else
+          data_line(line, line_no);
+      }
+      if (file_ != nullptr && pos - released > (std::size_t{8} << 20)) {
+        file_->release_before(offset_ + pos);  // pages behind the cursor are not read again
+        released = pos;
+      }
+      if (nl == text_.size()) break;
+    }
+    if (t_.rows() == 0) throw std::runtime_error(fmt::format("{}: no data rows", name_));
+    return std::move(t_);
+  }
+
+ private:
+  void first_line(std::string_view line, std::size_t line_no, std::size_t lines) {
+    bool header = false;
+    std::vector<std::string_view> cells;
+    for_each_cell(line, [&](std::size_t, std::string_view c) {
+      double v;
+      header = header || !parse_double(c, v);
+      cells.push_back(c);
+    });
+    ncells_ = cells.size();
+    std::unordered_map<std::string, std::size_t> seen;  // name -> first column
+    for (std::size_t c = 0; c < ncells_; ++c) {
+      if (header && cells[c].empty())
+        throw std::runtime_error(
+            fmt::format("{}: line {}: column {} has an empty name", name_, line_no, c + 1));
+      t_.names.push_back(header ? std::string(cells[c]) : fmt::format("c{}", c));
+      const auto [it, fresh] = seen.emplace(t_.names[c], c);
+      if (!fresh)
+        throw std::runtime_error(
+            fmt::format("{}: line {}: the column name '{}' appears twice (columns {} and {})",
+                        name_, line_no, clip(t_.names[c]), it->second + 1, c + 1));
+    }
+    // Which columns are parsed, and where each goes.
+    slot_.assign(ncells_, -1);
+    std::vector<std::string> kept;
+    if (opt_.columns.empty()) {
+      for (std::size_t c = 0; c < ncells_; ++c) slot_[c] = static_cast<int>(c);
+      kept = t_.names;
+    } else {
+      for (const auto& want : opt_.columns) {
+        const auto it = std::find(t_.names.begin(), t_.names.end(), want);
+        if (it == t_.names.end())
+          throw std::runtime_error(fmt::format("{}: no column named '{}'; columns are: {}", name_,
+                                               clip(want), name_list(t_.names)));
+        auto& s = slot_[static_cast<std::size_t>(it - t_.names.begin())];
+        if (s < 0) {
+          s = static_cast<int>(kept.size());
+          kept.push_back(want);
+        }
+      }
+    }
+    t_.names = std::move(kept);
+    t_.columns.resize(t_.names.size());
+    for (auto& col : t_.columns) col.reserve(lines);
+    if (!header) data_line(line, line_no);
+  }
+
+  void data_line(std::string_view line, std::size_t line_no) {
+    bool blank = false;
+    const std::size_t n = for_each_cell(line, [&](std::size_t c, std::string_view cell) {
+      if (c >= ncells_ || slot_[c] < 0 || blank) return;
+      auto& col = t_.columns[static_cast<std::size_t>(slot_[c])];
+      double v = 0;
+      if (cell.empty() && opt_.drop_blank) {
+        blank = true;
+        return;
+      }
+      if (!parse_double(cell, v))
+        throw std::runtime_error(
+            fmt::format("{}: line {}, column '{}': '{}' is not a number{}", name_, line_no,
+                        clip(t_.names[col_name(c)]), clip(cell),
+                        cell.empty() ? " (blank; --na drop skips such rows)" : ""));
+      if (!std::isfinite(v))
+        throw std::runtime_error(fmt::format("{}: line {}, column '{}': {} is not finite", name_,
+                                             line_no, clip(t_.names[col_name(c)]), clip(cell)));
+      col.push_back(v);
+    });
+    if (n != ncells_)
+      throw std::runtime_error(fmt::format("{}: line {}: {} cells, expected {} (one per column)",
+                                           name_, line_no, n, ncells_));
+    if (blank) {  // undo this row's cells already stored
+      const std::size_t rows = static_cast<std::size_t>(t_.rows_min());
+      for (auto& col : t_.columns) col.resize(rows);
+      ++t_.dropped_rows;
+    }
+  }
+
+  std::size_t col_name(std::size_t c) const { return static_cast<std::size_t>(slot_[c]); }
+
+  std::string_view text_;
+  const std::string& name_;
+  const csv_options& opt_;
+  const mapped_file* file_;
+  std::size_t offset_ = 0;  // bytes skipped at the start (a byte-order mark)
+  std::size_t ncells_ = 0;
+  std::vector<int> slot_;  // per cell: the parsed column it goes to, or -1
+  csv_table t_;
+};
+
 }  // namespace
 
 std::size_t csv_table::column(std::string_view name) const {
   for (std::size_t c = 0; c < names.size(); ++c)
     if (names[c] == name) return c;
-  std::string avail;
-  for (const auto& n : names) avail += (avail.empty() ? "" : ", ") + n;
-  throw std::runtime_error(
-      fmt::format("{}: no column named '{}'; columns are: {}", source, name, avail));
+  throw std::runtime_error(fmt::format("{}: no column named '{}'; columns are: {}", source,
+                                       clip(name), name_list(names)));
+}
+
+index csv_table::rows_min() const {
+  if (columns.empty()) return 0;
+  std::size_t r = columns[0].size();
+  for (const auto& c : columns) r = std::min(r, c.size());
+  return static_cast<index>(r);
 }
 
 template <class T>
@@ -71,59 +236,14 @@ template matrix<double> csv_table::select<double>(const std::vector<std::string>
 template matrix<float> csv_table::to_matrix<float>() const;
 template matrix<double> csv_table::to_matrix<double>() const;
 
-csv_table csv_parse(const std::string& text, const std::string& name) {
-  csv_table t;
-  t.source = name;
-  std::size_t pos = 0, line_no = 0;
-  bool first = true;
-  while (pos <= text.size()) {
-    auto nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    const std::string_view line = std::string_view(text).substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (trim(line).empty() || trim(line).front() == '#') {
-      if (nl == text.size()) break;
-      continue;
-    }
-    const auto cells = split(line);
-    if (first) {
-      first = false;
-      bool header = false;
-      double v;
-      for (auto c : cells) header = header || !parse_double(c, v);
-      t.columns.resize(cells.size());
-      if (header) {
-        for (auto c : cells) {
-          if (c.empty())
-            throw std::runtime_error(fmt::format("{}: line {}: empty column name", name, line_no));
-          t.names.emplace_back(c);
-        }
-        if (nl == text.size()) break;
-        continue;
-      }
-      for (std::size_t c = 0; c < cells.size(); ++c) t.names.push_back(fmt::format("c{}", c));
-    }
-    if (cells.size() != t.columns.size())
-      throw std::runtime_error(fmt::format("{}: line {}: {} cells, expected {} (one per column)",
-                                           name, line_no, cells.size(), t.columns.size()));
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      double v = 0;
-      if (!parse_double(cells[c], v))
-        throw std::runtime_error(fmt::format("{}: line {}, column '{}': '{}' is not a number", name,
-                                             line_no, t.names[c], cells[c]));
-      if (!std::isfinite(v))
-        throw std::runtime_error(fmt::format("{}: line {}, column '{}': {} is not finite", name,
-                                             line_no, t.names[c], cells[c]));
-      t.columns[c].push_back(v);
-    }
-    if (nl == text.size()) break;
-  }
-  if (t.rows() == 0) throw std::runtime_error(fmt::format("{}: no data rows", name));
-  return t;
+csv_table csv_parse(std::string_view text, const std::string& name, const csv_options& options) {
+  return parser(text, name, options, nullptr).run();
 }
 
-csv_table csv_read(const std::string& path) { return csv_parse(read_file(path), path); }
+csv_table csv_read(const std::string& path, const csv_options& options) {
+  const mapped_file f(path);
+  return parser(f.bytes(), path, options, &f).run();
+}
 
 std::string csv_encode(const std::vector<std::string>& names,
                        const std::vector<std::vector<double>>& columns) {

@@ -6,10 +6,12 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
-#include <string_view>
 
 #include "kernelformer/io/atomic_file.hpp"
 
@@ -18,6 +20,13 @@ namespace {
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw std::runtime_error(fmt::format("{}: {}", name, what));
+}
+
+// At most ~80 characters of a header fragment, for messages.
+std::string quote(std::string_view s) {
+  const std::size_t end = s.find_first_of(",}");
+  s = s.substr(0, end);
+  return s.size() > 80 ? std::string(s.substr(0, 77)) + "..." : std::string(s);
 }
 
 // The value text after 'key': in the header dict.
@@ -34,21 +43,77 @@ std::string_view dict_value(std::string_view header, std::string_view key,
   return rest;
 }
 
+// The dims of "(3, 4)", "(5,)" or "()" and their product, with overflow-safe arithmetic: a
+// dimension beyond the index range or a product that wraps is an error, never a small number.
+std::vector<index> parse_shape(std::string_view text, std::size_t& count, const std::string& name) {
+  if (text.empty() || text.front() != '(') fail(name, "malformed shape in npy header");
+  const auto close = text.find(')');
+  if (close == std::string_view::npos) fail(name, "malformed shape in npy header");
+  text = text.substr(1, close - 1);
+  std::vector<index> shape;
+  std::uint64_t product = 1;
+  while (true) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == ',')) text.remove_prefix(1);
+    if (text.empty()) break;
+    if (text.front() == '-') fail(name, "negative dimension in npy header");
+    std::uint64_t dim = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), dim);
+    if (ec == std::errc::result_out_of_range ||
+        (ec == std::errc() && dim > static_cast<std::uint64_t>(std::numeric_limits<index>::max())))
+      fail(name, fmt::format("dimension {} in the npy header is too large", quote(text)));
+    if (ec != std::errc() || p == text.data())
+      fail(name, fmt::format("malformed shape in npy header ({})", quote(text)));
+    if (shape.size() == 2) fail(name, "has more than 2 dimensions; expected a 1-D or 2-D array");
+    shape.push_back(static_cast<index>(dim));
+    if (__builtin_mul_overflow(product, dim, &product))
+      fail(name, "the npy header's shape has more values than any file can hold");
+    text.remove_prefix(static_cast<std::size_t>(p - text.data()));
+  }
+  count = static_cast<std::size_t>(product);
+  return shape;
+}
+
+template <class From, class T>
+void convert_values(const char* src, const npy_header& h, T* dst) {
+  const index rows = h.rows(), cols = h.cols();
+  auto value = [&](std::size_t i) {
+    From f;
+    std::memcpy(&f, src + i * sizeof(From), sizeof(From));
+    if (h.big_endian) {
+      using U = std::conditional_t<sizeof(From) == 4, std::uint32_t, std::uint64_t>;
+      U u;
+      std::memcpy(&u, &f, sizeof u);
+      u = sizeof(From) == 4 ? static_cast<U>(__builtin_bswap32(static_cast<std::uint32_t>(u)))
+                            : static_cast<U>(__builtin_bswap64(static_cast<std::uint64_t>(u)));
+      std::memcpy(&f, &u, sizeof u);
+    }
+    return static_cast<T>(f);
+  };
+  // Fortran order stores column by column: element (i, c) is at c * rows + i.
+  for (index i = 0; i < rows; ++i)
+    for (index c = 0; c < cols; ++c) {
+      const auto at = static_cast<std::size_t>(h.fortran_order ? c * rows + i : i * cols + c);
+      dst[i * cols + c] = value(at);
+    }
+}
+
+template <class T>
+void convert(std::string_view bytes, const npy_header& h, T* dst) {
+  const char* src = bytes.data() + h.data_offset;
+  if (h.dtype == npy_dtype::f32)
+    convert_values<float>(src, h, dst);
+  else
+    convert_values<double>(src, h, dst);
+}
+
 }  // namespace
 
+index npy_header::rows() const { return shape.empty() ? 1 : shape[0]; }
+index npy_header::cols() const { return shape.size() < 2 ? 1 : shape[1]; }
 index npy_array::rows() const { return shape.empty() ? 1 : shape[0]; }
 index npy_array::cols() const { return shape.size() < 2 ? 1 : shape[1]; }
 
-template <class T>
-matrix<T> npy_array::to_matrix() const {
-  matrix<T> m(rows(), cols());
-  for (std::size_t i = 0; i < values.size(); ++i) m.data()[i] = static_cast<T>(values[i]);
-  return m;
-}
-template matrix<float> npy_array::to_matrix<float>() const;
-template matrix<double> npy_array::to_matrix<double>() const;
-
-npy_array npy_parse(const std::string& bytes, const std::string& name) {
+npy_header npy_parse_header(std::string_view bytes, const std::string& name) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
     fail(name, "not a .npy file (missing the \\x93NUMPY magic); save arrays with numpy.save");
   const auto major = static_cast<unsigned char>(bytes[6]);
@@ -67,82 +132,108 @@ npy_array npy_parse(const std::string& bytes, const std::string& name) {
   } else {
     fail(name, fmt::format("unsupported .npy format version {}", major));
   }
-  if (bytes.size() < hstart + hlen) fail(name, "truncated .npy header");
+  if (bytes.size() - hstart < hlen) fail(name, "truncated .npy header");
   const std::string_view header(bytes.data() + hstart, hlen);
 
-  npy_array a;
+  npy_header h;
   const std::string_view descr = dict_value(header, "descr", name);
-  if (descr.starts_with("'<f4'") || descr.starts_with("\"<f4\"")) {
-    a.dtype = npy_dtype::f32;
-  } else if (descr.starts_with("'<f8'") || descr.starts_with("\"<f8\"")) {
-    a.dtype = npy_dtype::f64;
+  const std::string_view d = descr.size() >= 5 ? descr.substr(1, 3) : std::string_view{};
+  const bool quoted =
+      descr.size() >= 5 && (descr[0] == '\'' || descr[0] == '"') && descr[4] == descr[0];
+  if (quoted && (d == "<f4" || d == ">f4" || d == "<f8" || d == ">f8")) {
+    h.dtype = d[2] == '4' ? npy_dtype::f32 : npy_dtype::f64;
+    h.big_endian = d[0] == '>';
   } else {
-    const auto end = descr.find_first_of(",}");
     fail(name, fmt::format("dtype {} is not supported; expected float32 '<f4' or float64 '<f8' "
                            "(convert with arr.astype(np.float64))",
-                           descr.substr(0, end)));
+                           quote(descr)));
   }
-  if (dict_value(header, "fortran_order", name).starts_with("True"))
-    fail(name, "Fortran-order arrays are not supported; save np.ascontiguousarray(arr)");
-  std::string_view shape = dict_value(header, "shape", name);
-  if (shape.empty() || shape.front() != '(') fail(name, "malformed shape in npy header");
-  shape = shape.substr(1, shape.find(')') - 1);
-  std::size_t count = 1;
-  while (!shape.empty()) {
-    while (!shape.empty() && (shape.front() == ' ' || shape.front() == ',')) shape.remove_prefix(1);
-    if (shape.empty()) break;
-    std::size_t used = 0;
-    long long dim = 0;
-    try {
-      dim = std::stoll(std::string(shape), &used);
-    } catch (const std::exception&) {
-      fail(name, "malformed shape in npy header");
-    }
-    if (dim < 0) fail(name, "negative dimension in npy header");
-    a.shape.push_back(static_cast<index>(dim));
-    count *= static_cast<std::size_t>(dim);
-    shape.remove_prefix(used);
-  }
-  if (a.shape.size() > 2)
-    fail(name, fmt::format("has {} dimensions; expected a 1-D or 2-D array", a.shape.size()));
-  const std::size_t esize = a.dtype == npy_dtype::f32 ? 4 : 8;
-  const std::size_t have = bytes.size() - hstart - hlen;
-  if (have < count * esize)
-    fail(name, fmt::format("truncated: the header promises {} values ({} bytes) but only {} bytes "
-                           "of data follow",
-                           count, count * esize, have));
-  a.values.resize(count);
-  const char* p = bytes.data() + hstart + hlen;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (a.dtype == npy_dtype::f32) {
-      float f;
-      std::memcpy(&f, p + i * 4, 4);
-      a.values[i] = f;
-    } else {
-      std::memcpy(&a.values[i], p + i * 8, 8);
-    }
-  }
+  const std::string_view order = dict_value(header, "fortran_order", name);
+  if (order.starts_with("True"))
+    h.fortran_order = true;
+  else if (!order.starts_with("False"))
+    fail(name, fmt::format("fortran_order {} is not True or False", quote(order)));
+  h.data_offset = hstart + hlen;
+  const std::size_t esize = h.dtype == npy_dtype::f32 ? 4 : 8;
+  const std::size_t have = bytes.size() - h.data_offset;
+  h.shape = parse_shape(dict_value(header, "shape", name), h.count, name);
+  if (h.count > have / esize)  // (count * esize could wrap; this cannot)
+    fail(name, fmt::format("truncated: the header promises {} values of {} bytes but only {} "
+                           "bytes of data follow",
+                           h.count, esize, have));
+  return h;
+}
+
+npy_file::npy_file(const std::string& path)
+    : file_(path), header_(npy_parse_header(file_.bytes(), path)) {}
+
+template <class T>
+bool npy_file::in_place() const {
+  constexpr npy_dtype want = std::is_same_v<T, float> ? npy_dtype::f32 : npy_dtype::f64;
+  const auto addr = reinterpret_cast<std::uintptr_t>(file_.bytes().data() + header_.data_offset);
+  return header_.dtype == want && !header_.big_endian && !header_.fortran_order &&
+         std::endian::native == std::endian::little && addr % alignof(T) == 0;
+}
+
+template <class T>
+const_matrix_view<T> npy_file::view() const {
+  if (!in_place<T>()) fail(path(), "cannot be used in place (dtype, byte order or layout)");
+  const auto* p = reinterpret_cast<const T*>(file_.bytes().data() + header_.data_offset);
+  return {p, header_.rows(), header_.cols()};
+}
+
+template <class T>
+matrix<T> npy_file::to_matrix() const {
+  matrix<T> m(header_.rows(), header_.cols());
+  convert(file_.bytes(), header_, m.data());
+  return m;
+}
+
+template <class T>
+matrix<T> npy_array::to_matrix() const {
+  matrix<T> m(rows(), cols());
+  for (std::size_t i = 0; i < values.size(); ++i) m.data()[i] = static_cast<T>(values[i]);
+  return m;
+}
+
+npy_array npy_parse(std::string_view bytes, const std::string& name) {
+  const npy_header h = npy_parse_header(bytes, name);
+  npy_array a;
+  a.dtype = h.dtype;
+  a.shape = h.shape;
+  a.values.resize(h.count);
+  convert(bytes, h, a.values.data());
   return a;
 }
 
-npy_array npy_read(const std::string& path) { return npy_parse(read_file(path), path); }
+npy_array npy_read(const std::string& path) {
+  const mapped_file f(path);
+  return npy_parse(f.bytes(), path);
+}
 
+namespace {
 template <class T>
-std::string npy_encode(const_matrix_view<T> a, bool as_vector) {
+std::string npy_header_bytes(index rows, index cols, bool as_vector) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   const char* descr = std::is_same_v<T, float> ? "<f4" : "<f8";
   std::string dict =
       as_vector ? fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({},), }}", descr,
-                              a.rows * a.cols)
+                              rows * cols)
                 : fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}",
-                              descr, a.rows, a.cols);
+                              descr, rows, cols);
   const std::size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');
   dict.push_back('\n');
   std::string out("\x93NUMPY\x01\x00", 8);
   out.push_back(static_cast<char>(dict.size() & 0xff));
   out.push_back(static_cast<char>((dict.size() >> 8) & 0xff));
-  out += dict;
+  return out + dict;
+}
+}  // namespace
+
+template <class T>
+std::string npy_encode(const_matrix_view<T> a, bool as_vector) {
+  std::string out = npy_header_bytes<T>(a.rows, a.cols, as_vector);
   out.reserve(out.size() + static_cast<std::size_t>(a.rows * a.cols) * sizeof(T));
   for (index i = 0; i < a.rows; ++i)
     out.append(reinterpret_cast<const char*>(a.row(i)),
@@ -151,12 +242,36 @@ std::string npy_encode(const_matrix_view<T> a, bool as_vector) {
 }
 
 template <class T>
-void npy_write(const std::string& path, const_matrix_view<T> a, bool as_vector) {
-  write_file_atomic(path, npy_encode(a, as_vector));
+bool npy_write_stream(std::FILE* f, const_matrix_view<T> a, bool as_vector) {
+  const std::string head = npy_header_bytes<T>(a.rows, a.cols, as_vector);
+  bool ok = std::fwrite(head.data(), 1, head.size(), f) == head.size();
+  const auto cols = static_cast<std::size_t>(a.cols);
+  if (ok && a.ld == a.cols)  // contiguous: one write
+    return std::fwrite(a.data, sizeof(T), cols * static_cast<std::size_t>(a.rows), f) ==
+           cols * static_cast<std::size_t>(a.rows);
+  for (index i = 0; ok && i < a.rows; ++i) ok = std::fwrite(a.row(i), sizeof(T), cols, f) == cols;
+  return ok;
 }
 
+template <class T>
+void npy_write(const std::string& path, const_matrix_view<T> a, bool as_vector) {
+  atomic_writer w;
+  w.stage_stream(path, [&](std::FILE* f) { return npy_write_stream<T>(f, a, as_vector); });
+  w.commit();
+}
+
+template bool npy_file::in_place<float>() const;
+template bool npy_file::in_place<double>() const;
+template const_matrix_view<float> npy_file::view<float>() const;
+template const_matrix_view<double> npy_file::view<double>() const;
+template matrix<float> npy_file::to_matrix<float>() const;
+template matrix<double> npy_file::to_matrix<double>() const;
+template matrix<float> npy_array::to_matrix<float>() const;
+template matrix<double> npy_array::to_matrix<double>() const;
 template std::string npy_encode<float>(const_matrix_view<float>, bool);
 template std::string npy_encode<double>(const_matrix_view<double>, bool);
+template bool npy_write_stream<float>(std::FILE*, const_matrix_view<float>, bool);
+template bool npy_write_stream<double>(std::FILE*, const_matrix_view<double>, bool);
 template void npy_write<float>(const std::string&, const_matrix_view<float>, bool);
 template void npy_write<double>(const std::string&, const_matrix_view<double>, bool);
 

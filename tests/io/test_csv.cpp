@@ -1,8 +1,11 @@
 // CSV: headers or not, comments, column selection, and errors that name file, line and column.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <string>
 
+#include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
 
 namespace kf {
@@ -38,6 +41,9 @@ TEST(Csv, ErrorsNameFileLineAndColumn) {
   expect_error("x,y\n1,2\n3,abc\n", "line 3, column 'y'");
   expect_error("x,y\n1,2\n3\n", "line 3: 1 cells, expected 2");
   expect_error("x,y\n1,nan\n", "not finite");
+  expect_error("x,y\n1,\n", "blank; --na drop");
+  expect_error("x,x\n1,2\n", "'x' appears twice (columns 1 and 2)");
+  expect_error("x,,y\n1,2,3\n", "column 2 has an empty name");
   expect_error("x,y\n1,inf\n", "not finite");
   expect_error("x,y\n", "no data rows");
   expect_error("", "no data rows");
@@ -48,6 +54,90 @@ TEST(Csv, ErrorsNameFileLineAndColumn) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("columns are: x, y"), std::string::npos) << e.what();
   }
+}
+
+// As spreadsheets write it: a UTF-8 byte-order mark and CRLF line ends change nothing.
+TEST(Csv, ByteOrderMarkAndCrlf) {
+  const auto with_header = io::csv_parse("\xEF\xBB\xBFx,y\r\n1,2\r\n3,4\r\n", "t.csv");
+  EXPECT_EQ(with_header.names, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(with_header.rows(), 2);
+  const auto no_header = io::csv_parse(
+      "\xEF\xBB\xBF"
+      "1,2\r\n3,4\r\n",
+      "t.csv");
+  ASSERT_EQ(no_header.rows(), 2) << "the first data row survives the mark";
+  EXPECT_EQ(no_header.columns[0][0], 1.0);
+  EXPECT_EQ(no_header.columns[1][1], 4.0);
+}
+
+// Only the requested columns are parsed: the others may hold text.
+TEST(Csv, SelectedColumnsOnly) {
+  io::csv_options opt;
+  opt.columns = {"y", "x"};
+  const auto t = io::csv_parse("name,x,y\nalpha,1,2\n\"b, c\",3,4\n", "t.csv", opt);
+  EXPECT_EQ(t.names, (std::vector<std::string>{"y", "x"}));
+  EXPECT_EQ(t.columns[0], (std::vector<double>{2, 4}));
+  EXPECT_EQ(t.columns[1], (std::vector<double>{1, 3}));
+  opt.columns = {"z"};
+  try {
+    io::csv_parse("x,y\n1,2\n", "data.csv", opt);
+    ADD_FAILURE();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no column named 'z'; columns are: x, y"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Csv, DropBlankRows) {
+  io::csv_options opt;
+  opt.columns = {"x", "y"};
+  opt.drop_blank = true;
+  const auto t = io::csv_parse("x,y,note\n1,2,\n,3,a\n4,,b\n5,6,c\n", "t.csv", opt);
+  EXPECT_EQ(t.columns[0], (std::vector<double>{1, 5}));
+  EXPECT_EQ(t.columns[1], (std::vector<double>{2, 6}));
+  EXPECT_EQ(t.dropped_rows, 2);
+}
+
+// Messages quote at most ~80 characters of a cell, a name or the column list.
+TEST(Csv, MessagesAreBounded) {
+  const std::string big(1'000'000, '7');
+  for (const std::string& text : {"x,y\n1," + big + "z\n", big + "x,y\n1,2\n1\n"}) {
+    try {
+      io::csv_parse(text, "data.csv");
+      ADD_FAILURE();
+    } catch (const std::runtime_error& e) {
+      EXPECT_LT(std::string(e.what()).size(), 300u);
+    }
+  }
+  std::string many = "c0";
+  for (int c = 1; c < 100'000; ++c) many += ",c" + std::to_string(c);
+  std::string ones = "1";
+  for (int c = 1; c < 100'000; ++c) ones += ",1";
+  const auto t = io::csv_parse(many + "\n" + ones + "\n", "wide.csv");
+  EXPECT_EQ(t.names.size(), 100'000u);
+  try {
+    t.column("nope");
+    ADD_FAILURE();
+  } catch (const std::runtime_error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 300u);
+    EXPECT_NE(std::string(e.what()).find("(99988 more)"), std::string::npos) << e.what();
+  }
+}
+
+// Through the mapped reader, a file of several 8 MiB release windows parses exactly.
+TEST(Csv, MappedReadOfALargeFile) {
+  const std::string path = (std::filesystem::temp_directory_path() / "kf_test_csv_large.csv");
+  std::string text = "i,half\n";
+  for (int i = 0; i < 1'500'000; ++i)
+    text += std::to_string(i) + "," + std::to_string(i / 2.0) + "\n";
+  io::write_file_atomic(path, text);
+  const auto t = io::csv_read(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(t.rows(), 1'500'000);
+  EXPECT_EQ(t.columns[0][1'234'567], 1'234'567.0);
+  EXPECT_EQ(t.columns[1][1'234'567], 617'283.5);
+  EXPECT_EQ(t.columns[0].capacity(), 1'500'002u) << "columns sized once by the line count";
 }
 
 TEST(Csv, EncodeRoundTrips) {

@@ -5,6 +5,8 @@
 // a failed command never leaves a partial or corrupted output behind.
 #pragma once
 
+#include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,6 +23,9 @@ class atomic_writer {
 
   // Writes bytes to a temporary next to `path`; throws std::runtime_error naming the path.
   void stage(const std::string& path, std::string_view bytes);
+  // The same, with the bytes written by WRITE straight into the temporary (no copy of a large
+  // output in memory); WRITE returns false when a write failed.
+  void stage_stream(const std::string& path, const std::function<bool(std::FILE*)>& write);
   // Renames every staged temporary onto its destination.
   void commit();
 

@@ -2,8 +2,16 @@
 //
 // Reading: comma-separated, optional header row (taken as a header when any of its cells is not
 // a number), blank lines and lines starting with '#' skipped, surrounding spaces and quotes
-// trimmed. Every cell must be a finite number: errors name the file, the 1-based line and the
-// column. Writing uses the shortest round-trip form of each value, atomically.
+// trimmed, a UTF-8 byte-order mark and CRLF line ends accepted (as spreadsheets write them),
+// duplicate column names refused. Every cell of a column that is read must be a finite number:
+// errors name the file, the 1-based line and the column, and quote at most ~80 characters.
+// Numbers are parsed locale-independently (std::from_chars).
+//
+// csv_read maps the file (io/mapped_file.hpp) and parses it in one pass straight into columns
+// sized exactly once (a line count first bounds the rows), releasing the mapped pages behind the
+// cursor: peak memory is the parsed values plus a few MiB, whatever the file's size. With
+// csv_options::columns only those columns are parsed; the others may hold anything.
+// Writing uses the shortest round-trip form of each value, atomically.
 #pragma once
 
 #include <string>
@@ -18,7 +26,9 @@ struct csv_table {
   std::string source;              // file name, for messages
   std::vector<std::string> names;  // header, or "c0", "c1", … when there is none
   std::vector<std::vector<double>> columns;
+  index dropped_rows = 0;  // rows skipped for a blank cell (csv_options::drop_blank)
   index rows() const { return columns.empty() ? 0 : static_cast<index>(columns[0].size()); }
+  index rows_min() const;  // the shortest column's length (equal to rows() once parsed)
   // Index of a named column; throws naming the file and the available columns.
   std::size_t column(std::string_view name) const;
   // The listed columns as an n×k matrix.
@@ -29,8 +39,14 @@ struct csv_table {
   matrix<T> to_matrix() const;
 };
 
-csv_table csv_read(const std::string& path);
-csv_table csv_parse(const std::string& text, const std::string& name);
+struct csv_options {
+  std::vector<std::string> columns;  // parse only these (by header name); empty: every column
+  bool drop_blank = false;           // skip rows with a blank cell in a parsed column (--na drop)
+};
+
+csv_table csv_read(const std::string& path, const csv_options& options = {});
+csv_table csv_parse(std::string_view text, const std::string& name,
+                    const csv_options& options = {});
 
 std::string csv_encode(const std::vector<std::string>& names,
                        const std::vector<std::vector<double>>& columns);
