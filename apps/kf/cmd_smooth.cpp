@@ -172,7 +172,7 @@ void run(const smooth_options& o) {
   {
     progress_bar bar("choosing the bandwidth");
     try {
-      fit = regression_fit_data(spec, x.cview(), y, crit,
+      fit = regression_fit_data(spec, std::move(x), std::move(y), crit,
                                 [&](int done, int total) { bar.update(done, total); });
     } catch (const std::invalid_argument& e) {
       throw user_error(fmt::format("{}: {}", source, e.what()));
@@ -181,7 +181,7 @@ void run(const smooth_options& o) {
   if ((!o.plot_criterion.empty() || !o.criterion_csv.empty()) && fit.curve.empty())
     throw user_error(
         "--plot-criterion/--criterion-csv need a searched bandwidth (--bandwidth cv, gcv or aic)");
-  const matrix<double> at = prediction_points(o, x, xcols);
+  const matrix<double> at = prediction_points(o, fit.x, xcols);
   const regression_prediction pred = regression_predict(fit, at.cview());
 
   // Outputs, staged together.
@@ -199,7 +199,7 @@ void run(const smooth_options& o) {
                                   : spec.method == regression_method::local_linear ? "local-linear"
                                                                                    : "knn";
   nlohmann::json js;
-  js["n"] = x.rows();
+  js["n"] = fit.x.rows();
   js["x"] = xcols;
   js["y"] = o.y;
   js["method"] = method_name;
@@ -245,8 +245,8 @@ void run(const smooth_options& o) {
       line.x.push_back(at(i, 0));
       line.y.push_back(fv);
     }
-    viz::series pts{viz::series::kind::points, {}, y, {}, "data", viz::kGrey, 2.5, 0.7};
-    for (index i = 0; i < x.rows(); ++i) pts.x.push_back(x(i, 0));
+    viz::series pts{viz::series::kind::points, {}, fit.y, {}, "data", viz::kGrey, 2.5, 0.7};
+    for (index i = 0; i < fit.x.rows(); ++i) pts.x.push_back(fit.x(i, 0));
     f.data = {band, pts, line};
     writer.stage(o.plot, viz::render_for_path(f, o.plot));
   }
@@ -254,12 +254,12 @@ void run(const smooth_options& o) {
     writer.stage(
         o.plot_criterion,
         criterion_plot(fit.curve, fit.spec.bandwidth[0], fit.criterion_value,
-                       bandwidth_criterion_name(fit.criterion), x.cols() > 1, o.plot_criterion));
+                       bandwidth_criterion_name(fit.criterion), fit.x.cols() > 1, o.plot_criterion));
   if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
   writer.commit();
 
   if (o.quiet) return;
-  fmt::print("kf smooth: {} points from {}, method {}, kernel {}\n", x.rows(), source, method_name,
+  fmt::print("kf smooth: {} points from {}, method {}, kernel {}\n", fit.x.rows(), source, method_name,
              js["kernel"].get<std::string>());
   if (spec.method == regression_method::knn)
     fmt::print("k = {}", spec.k);

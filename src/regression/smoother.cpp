@@ -66,12 +66,16 @@ double log_self_weight(const any_kernel& k) {
       k);
 }
 
-// Column 0 of x as a contiguous vector (views may be strided).
-std::vector<double> column0(const_matrix_view<double> x) {
-  std::vector<double> v(static_cast<std::size_t>(x.rows));
-  for (index i = 0; i < x.rows; ++i) v[static_cast<std::size_t>(i)] = x(i, 0);
-  return v;
+// Column 0 of x as a contiguous span: x's own storage when its rows are one value apart (one
+// column, the common 1-D case: no copy of 10^7 values), else a copy kept in `hold`.
+std::span<const double> column0(const_matrix_view<double> x, std::vector<double>& hold) {
+  if (x.ld == 1 || x.rows <= 1) return {x.data, static_cast<std::size_t>(x.rows)};
+  hold.resize(static_cast<std::size_t>(x.rows));
+  for (index i = 0; i < x.rows; ++i) hold[static_cast<std::size_t>(i)] = x(i, 0);
+  return hold;
 }
+
+criterion_values criteria_of(const regression_eval& e, std::span<const double> y);
 
 bool use_binned(const regression_spec& spec, index n, index d) {
   return !spec.exact && d == 1 && n >= spec.binned_min_n && spec.method != regression_method::knn &&
@@ -195,7 +199,8 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
   if (at_training && nq != n) throw std::logic_error("at_training needs xq = x");
   if (use_binned(spec, n, d)) {
     (void)bandwidths(spec, d);  // validates
-    const auto xs = column0(x);
+    std::vector<double> hold;
+    const auto xs = column0(x, hold);
     regression_eval r = evaluate_binned(spec, xs, y, xq, at_training);
     if (r.undefined == 0) return r;
     // Points beyond the binned kernel's reach (a truncated gaussian far from the data): evaluate
@@ -378,12 +383,21 @@ criterion_values regression_criteria(const regression_spec& spec, const_matrix_v
   if (use_binned(spec, n, x.cols)) {
     check_data(x, y);
     (void)bandwidths(spec, 1);
-    const auto xs = column0(x);
+    std::vector<double> hold;
+    const auto xs = column0(x, hold);
     const binned_data bd(xs, y, *std::min_element(xs.begin(), xs.end()),
                          *std::max_element(xs.begin(), xs.end()));
     return criteria_binned(spec, bd, binned_settings{}.cells_per_h);
   }
-  const regression_eval e = regression_evaluate(spec, x, y, x, true);
+  return criteria_of(regression_evaluate(spec, x, y, x, true), y);
+}
+
+namespace {
+
+// LOO-CV, GCV and AICc from an evaluation at the training points (the one place they are
+// computed from per-point values; the binned route sums them over bins instead).
+criterion_values criteria_of(const regression_eval& e, std::span<const double> y) {
+  const auto n = static_cast<index>(y.size());
   criterion_values c{0, 0, 0, 0, 0, e.undefined};
   if (e.undefined > 0) return {kInf, kInf, kInf, kInf, kInf, e.undefined};
   double loo = 0;
@@ -404,12 +418,33 @@ criterion_values regression_criteria(const regression_spec& spec, const_matrix_v
   return c;
 }
 
+}  // namespace
+
 regression_fit regression_fit_data(regression_spec spec, const_matrix_view<double> x,
                                    std::span<const double> y, bandwidth_criterion criterion,
                                    const progress_fn& progress) {
   check_data(x, y);
-  const index n = x.rows, d = x.cols;
+  matrix<double> xc(x.rows, x.cols);
+  for (index i = 0; i < x.rows; ++i)
+    for (index c = 0; c < x.cols; ++c) xc(i, c) = x(i, c);
+  return regression_fit_data(std::move(spec), std::move(xc), std::vector<double>(y.begin(), y.end()),
+                             criterion, progress);
+}
+
+// The fit keeps the training data it is given (moved in, no copy) and computes its per-point
+// diagnostics from one evaluation at the training points, reusing that evaluation's buffers:
+// at n = 10^7 in 1-D the peak is the data plus three n-vectors (fitted, hat diagonal, LOO
+// residuals) and a byte per point.
+regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
+                                   std::vector<double> y_data, bandwidth_criterion criterion,
+                                   const progress_fn& progress) {
   regression_fit f;
+  f.x = std::move(x_data);
+  f.y = std::move(y_data);
+  const const_matrix_view<double> x = f.x.cview();
+  const std::span<const double> y = f.y;
+  check_data(x, y);
+  const index n = x.rows, d = x.cols;
   f.criterion = criterion;
   if (spec.method == regression_method::knn) {
     f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter, given
@@ -432,7 +467,8 @@ regression_fit regression_fit_data(regression_spec spec, const_matrix_view<doubl
                           bandwidth_criterion_name(criterion), need, n));
         // The binned path bins once per grid size and searches at a coarser resolution.
         std::unique_ptr<binned_data> bd;
-        const auto xs = use_binned(spec, n, d) ? column0(x) : std::vector<double>{};
+        std::vector<double> hold;
+        const auto xs = use_binned(spec, n, d) ? column0(x, hold) : std::span<const double>{};
         if (!xs.empty())
           bd = std::make_unique<binned_data>(xs, y, *std::min_element(xs.begin(), xs.end()),
                                              *std::max_element(xs.begin(), xs.end()));
@@ -459,24 +495,26 @@ regression_fit regression_fit_data(regression_spec spec, const_matrix_view<doubl
     }
   }
   f.spec = spec;
-  f.x = matrix<double>(n, d);
-  for (index i = 0; i < n; ++i)
-    for (index c = 0; c < d; ++c) f.x(i, c) = x(i, c);
-  f.y.assign(y.begin(), y.end());
-  const regression_eval e = regression_evaluate(spec, x, y, x, true);
-  const auto cv = regression_criteria(spec, x, y);
-  f.fitted = e.fit;
-  f.hat_diag = e.self_weight;
+  // The binned route's criteria are sums over bins (as in the search); the exact route's come
+  // from the same evaluation as the per-point diagnostics.
+  const bool binned = use_binned(spec, n, d);
+  criterion_values cv{};
+  if (binned) cv = regression_criteria(spec, x, y);
+  regression_eval e = regression_evaluate(spec, x, y, x, true);
+  if (!binned) cv = criteria_of(e, y);
   f.undefined = e.undefined;
   double ybar = 0, tss = 0;
   for (double v : y) ybar += v / double(n);
   for (double v : y) tss += (v - ybar) * (v - ybar);
+  f.loo_residuals = std::move(e.sum_l2);  // its buffer, reused (Σℓ² at training is not kept)
   f.loo_residuals.resize(static_cast<std::size_t>(n));
   for (index i = 0; i < n; ++i) {
     const auto iu = static_cast<std::size_t>(i);
     const double denom = 1.0 - e.self_weight[iu];
     f.loo_residuals[iu] = denom > 1e-10 ? (y[iu] - e.fit[iu]) / denom : kInf;
   }
+  f.fitted = std::move(e.fit);
+  f.hat_diag = std::move(e.self_weight);
   f.df = cv.df;
   f.rss = cv.rss;
   f.r2 = tss > 0 ? 1.0 - cv.rss / tss : 0.0;

@@ -79,6 +79,10 @@ struct regression_prediction {
 regression_fit regression_fit_data(regression_spec spec, const_matrix_view<double> x,
                                    std::span<const double> y, bandwidth_criterion criterion,
                                    const progress_fn& progress = {});
+// The same, taking ownership of the training data (no copy: what the CLI does with the columns
+// it parsed).
+regression_fit regression_fit_data(regression_spec spec, matrix<double> x, std::vector<double> y,
+                                   bandwidth_criterion criterion, const progress_fn& progress = {});
 
 regression_prediction regression_predict(const regression_fit& fit, const_matrix_view<double> xq);
 
