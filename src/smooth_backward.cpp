@@ -89,7 +89,7 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
   bool fuse_dw = false;
   T const_dw = T(0);
   if (logd && pl.engines.size() == 1 && pl.rk.factors[0].log_domain && !want_dparam)
-    std::visit(
+    visit_inline(
         [&](const auto& kk) {
           using K = std::decay_t<decltype(kk)>;
           if constexpr (std::is_same_v<K, kernel_exp_dot> || std::is_same_v<K, kernel_gaussian>) {
@@ -238,7 +238,7 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
       for (std::size_t f = 0; f < pl.engines.size(); ++f) {
         const bool direct_in_product = logd && !pl.rk.factors[f].log_domain;
         double dpar = 0;
-        std::visit(
+        visit_inline(
             [&](const auto& kk) {
               using K = std::decay_t<decltype(kk)>;
               if constexpr (std::is_same_v<K, kernel_exp_dot> ||

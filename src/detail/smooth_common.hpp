@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "detail/counter_mask.hpp"
+#include "detail/isa_dispatch.hpp"
 #include "kernelformer/kernels.hpp"
 #include "kernelformer/masks.hpp"
 #include "kernelformer/smooth.hpp"
@@ -228,7 +229,7 @@ row_eval evaluate_pairs(index i, std::vector<index> keys, const_matrix_view<T> q
   for (std::size_t a = 0; a < r.keys.size(); ++a) {
     for (std::size_t f = 0; f < rk.factors.size(); ++f) {
       const double s = pair_arg(q.row(i), k.row(r.keys[a]), rk.factors[f]);
-      const double w = std::visit([&](const auto& kk) { return kk.template weight<double>(s); },
+      const double w = visit_inline([&](const auto& kk) { return kk.template weight<double>(s); },
                                   rk.factors[f].kern);
       r.s[f].push_back(s);
       r.w[f].push_back(w);
@@ -285,7 +286,7 @@ void row_backward(const row_eval& r, index i, const_matrix_view<T> dout, const_m
       else
         cf = w > 0 ? r.p[a] * g / w : 0.0;  // direct factor inside a product: d log w = dw / w
       double dw_ds = 0;
-      std::visit(
+      visit_inline(
           [&](const auto& kk) {
             dw_ds = kk.template dweight<double>(s);
             dparam[f] += cf * kk.dweight_dparam(s);

@@ -19,6 +19,7 @@
 #include "detail/eigen.hpp"
 
 #include "detail/blas.hpp"
+#include "detail/isa_dispatch.hpp"
 #include "detail/smooth_common.hpp"
 #include "detail/tile_kernel.hpp"
 #include "detail/vec_exp.hpp"
@@ -483,10 +484,10 @@ void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0
     const bool direct_1d =
         !keep_args && !ratio && pl.engines.size() == 1 && eng.direct && eng.c1 - eng.c0 == 1 &&
         !to_log && !pl.msk->needs_distance() &&
-        !std::visit([](const auto& kk) { return has_vector_weights<std::decay_t<decltype(kk)>>; },
+        !visit_inline([](const auto& kk) { return has_vector_weights<std::decay_t<decltype(kk)>>; },
                     fk);
     if (direct_1d) {
-      std::visit(
+      visit_inline(
           [&](const auto& kk) {
             const T* kc = eng.kt.data() + j0;
             for (index a = 0; a < bq; ++a) {
@@ -514,7 +515,7 @@ void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0
       }
       continue;
     }
-    std::visit(
+    visit_inline(
         [&](const auto& kk) {
           if (!to_log && vector_weights(kk, sc.s[f].data(), sc.w.data(), bq, bk, f == 0)) return;
           for (index a = 0; a < bq; ++a) {
@@ -582,7 +583,7 @@ void parallel_blocks(const plan<T>& pl, index rows, Fn&& fn) {
     // there): no nested team to start, and OpenBLAS is single-threaded inside the region.
     scratch<T>& sc = thread_scratch<T>();
     block_thread() = 0;
-    for (index qb = 0; qb < blocks; ++qb) fn(sc, qb);
+    for (index qb = 0; qb < blocks; ++qb) isa_invoke(fn, sc, qb);
     return;
   }
   std::exception_ptr err;
@@ -598,7 +599,7 @@ void parallel_blocks(const plan<T>& pl, index rows, Fn&& fn) {
 #pragma omp for schedule(dynamic, 1)
     for (index qb = 0; qb < blocks; ++qb) {
       try {
-        fn(sc, qb);
+        isa_invoke(fn, sc, qb);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (!err) err = std::current_exception();

@@ -373,4 +373,12 @@ std::span<const exp_variant> exp_variants() {
 
 std::string exp_isa() { return the_table().v[the_table().chosen].isa; }
 
+int simd_level() {
+  static const int level = [] {
+    const std::string_view isa = the_table().v[the_table().chosen].isa;
+    return isa == "avx512" ? 2 : isa == "avx2" ? 1 : 0;
+  }();
+  return level;
+}
+
 }  // namespace kf::detail

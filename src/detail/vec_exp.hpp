@@ -60,5 +60,8 @@ struct exp_variant {
 std::span<const exp_variant> exp_variants();
 // The variant exp_inplace uses (after KF_SIMD), e.g. "avx2".
 std::string exp_isa();
+// The same choice as a level: 0 baseline, 1 AVX2+FMA, 2 AVX-512 (isa_dispatch.hpp runs the
+// smoother's block loops at this level too).
+int simd_level();
 
 }  // namespace kf::detail
