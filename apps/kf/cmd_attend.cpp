@@ -103,7 +103,11 @@ void run_typed(const attend_options& o, const loaded_array& q, const loaded_arra
 
 void run(const attend_options& o) {
   require_extension(o.out, "--out", {".npy", ".csv"});
-  if (!o.weights.empty()) require_extension(o.weights, "--weights", {".npy", ".csv"});
+  check_output_path(o.out, "--out");
+  if (!o.weights.empty()) {
+    require_extension(o.weights, "--weights", {".npy", ".csv"});
+    check_output_path(o.weights, "--weights");
+  }
   if (!o.weight_rows.empty() && o.weights.empty())
     throw user_error("--weight-rows needs --weights FILE");
   const kernel_spec kern = build_kernel(o);

@@ -142,6 +142,7 @@ void run(const smooth_options& o) {
     throw user_error("--knn-weights " + o.knn_weights + ": expected uniform or distance");
   spec.knn_distance_weights = o.knn_weights == "distance";
   spec.k = o.k;
+  spec.per_point = false;  // nothing below writes per-point diagnostics: keep the summary only
   if (!o.out.empty()) require_extension(o.out, "--out", {".csv"});
   if (!o.summary.empty()) require_extension(o.summary, "--summary", {".json"});
   if (!o.plot.empty()) require_extension(o.plot, "--plot", {".svg", ".png"});
@@ -251,16 +252,16 @@ void run(const smooth_options& o) {
     writer.stage(o.plot, viz::render_for_path(f, o.plot));
   }
   if (!o.plot_criterion.empty())
-    writer.stage(
-        o.plot_criterion,
-        criterion_plot(fit.curve, fit.spec.bandwidth[0], fit.criterion_value,
-                       bandwidth_criterion_name(fit.criterion), fit.x.cols() > 1, o.plot_criterion));
+    writer.stage(o.plot_criterion,
+                 criterion_plot(fit.curve, fit.spec.bandwidth[0], fit.criterion_value,
+                                bandwidth_criterion_name(fit.criterion), fit.x.cols() > 1,
+                                o.plot_criterion));
   if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
   writer.commit();
 
   if (o.quiet) return;
-  fmt::print("kf smooth: {} points from {}, method {}, kernel {}\n", fit.x.rows(), source, method_name,
-             js["kernel"].get<std::string>());
+  fmt::print("kf smooth: {} points from {}, method {}, kernel {}\n", fit.x.rows(), source,
+             method_name, js["kernel"].get<std::string>());
   if (spec.method == regression_method::knn)
     fmt::print("k = {}", spec.k);
   else

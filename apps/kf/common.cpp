@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/viz/plot.hpp"
@@ -21,6 +22,19 @@ void require_extension(const std::string& path, const std::string& option,
     list += (list.empty() ? "" : " or ") + std::string(e);
   }
   throw user_error(fmt::format("{} {}: expected a {} file", option, path, list));
+}
+
+void check_output_path(const std::string& path, const std::string& option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw user_error(fmt::format("{} {}: is a folder, expected a file name", option, path));
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  if (!fs::is_directory(dir, ec))
+    throw user_error(fmt::format("{} {}: the folder {} does not exist", option, path, dir));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw user_error(fmt::format("{} {}: the folder {} is not writable", option, path, dir));
 }
 
 loaded_array load_array(const std::string& path, const std::string& what) {

@@ -56,6 +56,11 @@ io::csv_table read_data_columns(const std::string& path, const std::vector<std::
 template <class T>
 void stage_output(io::atomic_writer& writer, const std::string& path, const_matrix_view<T> a);
 
+// Throws user_error naming OPTION unless PATH can be written: its folder exists and is
+// writable, and PATH is not a folder. Commands call it for every output before the work starts,
+// so a typo never costs a long run.
+void check_output_path(const std::string& path, const std::string& option);
+
 // Throws user_error unless PATH ends with one of the extensions.
 void require_extension(const std::string& path, const std::string& option,
                        std::initializer_list<const char*> exts);

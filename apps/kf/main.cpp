@@ -5,6 +5,7 @@
 #include <malloc.h>
 
 #include <exception>
+#include <string>
 
 #include "common.hpp"
 #include "kernelformer/io/mapped_file.hpp"
@@ -50,7 +51,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // A bad command line: one line, then where the options are; exit 2.
+    std::string where = "kf";
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    fmt::print(stderr, "kf: error: {}\nRun '{} --help' for the options and examples.\n", e.what(),
+               where);
+    return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "kf: error: {}\n", e.what());
     return 1;

@@ -114,46 +114,56 @@ local_quantities from_moments(int degree, double s0, double s1, double s2, doubl
   return r;
 }
 
-regression_eval evaluate_binned(const regression_spec& spec, std::span<const double> x,
-                                std::span<const double> y, const_matrix_view<double> xq,
-                                bool at_training) {
+// Calls fn(i, q) for each query row i with the binned moments' local quantities, or fn(i,
+// nullptr) where the binned smoother is undefined there (outside the data's range, or no
+// weight): the one loop behind evaluate_binned and the fit's summary-only mode.
+template <class Fn>
+void binned_each(const regression_spec& spec, std::span<const double> x, std::span<const double> y,
+                 const_matrix_view<double> xq, Fn&& fn) {
   double lo = x[0], hi = x[0];
   for (double v : x) lo = std::min(lo, v), hi = std::max(hi, v);
+  const double xmin = lo, xmax = hi;
   for (index i = 0; i < xq.rows; ++i) lo = std::min(lo, xq(i, 0)), hi = std::max(hi, xq(i, 0));
   const binned_data bd(x, y, lo, hi);
   const int degree = spec.method == regression_method::local_linear ? 1 : 0;
   const binned_settings st;
   const auto m = bd.compute(kernel_with_bandwidth(spec), degree, true, st.cells_per_h, st);
+  auto rd = [&](const std::vector<double>& v, double at) {
+    return v.empty() ? 0.0 : binned_data::read(m, v, at);
+  };
+  for (std::size_t i = 0; i < static_cast<std::size_t>(xq.rows); ++i) {
+    const double at = xq(static_cast<index>(i), 0);
+    if (at < xmin || at > xmax) {  // extrapolation amplifies binning error: exact instead
+      fn(i, nullptr);
+      continue;
+    }
+    const auto q =
+        from_moments(degree, rd(m.s[0], at), rd(m.s[1], at), rd(m.s[2], at), rd(m.t[0], at),
+                     rd(m.t[1], at), rd(m.q[0], at), rd(m.q[1], at), rd(m.q[2], at));
+    fn(i, q.defined ? &q : nullptr);
+  }
+}
+
+regression_eval evaluate_binned(const regression_spec& spec, std::span<const double> x,
+                                std::span<const double> y, const_matrix_view<double> xq,
+                                bool at_training) {
   regression_eval r;
   const auto nq = static_cast<std::size_t>(xq.rows);
   r.fit.assign(nq, 0.0);
   r.sum_l2.assign(nq, 0.0);
   r.defined.assign(nq, 0);
   if (at_training) r.self_weight.assign(nq, 0.0);
-  auto rd = [&](const std::vector<double>& v, double at) {
-    return v.empty() ? 0.0 : binned_data::read(m, v, at);
-  };
-  const double xmin = *std::min_element(x.begin(), x.end());
-  const double xmax = *std::max_element(x.begin(), x.end());
-  for (std::size_t i = 0; i < nq; ++i) {
-    const double at = xq(static_cast<index>(i), 0);
-    if (at < xmin || at > xmax) {  // extrapolation amplifies binning error: exact instead
+  binned_each(spec, x, y, xq, [&](std::size_t i, const local_quantities* q) {
+    if (q == nullptr) {
       ++r.undefined;
-      continue;
+      return;
     }
-    const auto q =
-        from_moments(degree, rd(m.s[0], at), rd(m.s[1], at), rd(m.s[2], at), rd(m.t[0], at),
-                     rd(m.t[1], at), rd(m.q[0], at), rd(m.q[1], at), rd(m.q[2], at));
-    if (!q.defined) {
-      ++r.undefined;
-      continue;
-    }
-    r.ll_fallback += q.fallback ? 1 : 0;
+    r.ll_fallback += q->fallback ? 1 : 0;
     r.defined[i] = 1;
-    r.fit[i] = q.fit;
-    r.sum_l2[i] = std::max(q.sum_l2, 0.0);
-    if (at_training) r.self_weight[i] = q.self;
-  }
+    r.fit[i] = q->fit;
+    r.sum_l2[i] = std::max(q->sum_l2, 0.0);
+    if (at_training) r.self_weight[i] = q->self;
+  });
   return r;
 }
 
@@ -418,6 +428,25 @@ criterion_values criteria_of(const regression_eval& e, std::span<const double> y
   return c;
 }
 
+// The binned route's count of training points where the fit is undefined, without per-point
+// vectors: the points the binned smoother leaves undefined are evaluated exactly, as
+// regression_evaluate does.
+index undefined_at_training_binned(const regression_spec& spec, const_matrix_view<double> x,
+                                   std::span<const double> y) {
+  std::vector<double> hold;
+  const auto xs = column0(x, hold);
+  std::vector<index> rows;
+  binned_each(spec, xs, y, x, [&](std::size_t i, const local_quantities* q) {
+    if (q == nullptr) rows.push_back(static_cast<index>(i));
+  });
+  if (rows.empty()) return 0;
+  matrix<double> sub(static_cast<index>(rows.size()), 1);
+  for (std::size_t a = 0; a < rows.size(); ++a) sub(static_cast<index>(a), 0) = x(rows[a], 0);
+  regression_spec exact = spec;
+  exact.exact = true;
+  return regression_evaluate(exact, x, y, sub.cview(), false).undefined;
+}
+
 }  // namespace
 
 regression_fit regression_fit_data(regression_spec spec, const_matrix_view<double> x,
@@ -427,14 +456,15 @@ regression_fit regression_fit_data(regression_spec spec, const_matrix_view<doubl
   matrix<double> xc(x.rows, x.cols);
   for (index i = 0; i < x.rows; ++i)
     for (index c = 0; c < x.cols; ++c) xc(i, c) = x(i, c);
-  return regression_fit_data(std::move(spec), std::move(xc), std::vector<double>(y.begin(), y.end()),
-                             criterion, progress);
+  return regression_fit_data(std::move(spec), std::move(xc),
+                             std::vector<double>(y.begin(), y.end()), criterion, progress);
 }
 
 // The fit keeps the training data it is given (moved in, no copy) and computes its per-point
 // diagnostics from one evaluation at the training points, reusing that evaluation's buffers:
-// at n = 10^7 in 1-D the peak is the data plus three n-vectors (fitted, hat diagonal, LOO
-// residuals) and a byte per point.
+// at n = 10^7 in 1-D the peak is the data plus four n-vectors (fitted, hat diagonal, LOO
+// residuals, and Σℓ² while they are computed) and a byte per point; with spec.per_point = false
+// on the binned route, the data plus O(grid).
 regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
                                    std::vector<double> y_data, bandwidth_criterion criterion,
                                    const progress_fn& progress) {
@@ -500,21 +530,27 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
   const bool binned = use_binned(spec, n, d);
   criterion_values cv{};
   if (binned) cv = regression_criteria(spec, x, y);
-  regression_eval e = regression_evaluate(spec, x, y, x, true);
-  if (!binned) cv = criteria_of(e, y);
-  f.undefined = e.undefined;
+  if (binned && !spec.per_point) {
+    f.undefined = undefined_at_training_binned(spec, x, y);  // O(grid) memory, no n-vectors
+  } else {
+    regression_eval e = regression_evaluate(spec, x, y, x, true);
+    if (!binned) cv = criteria_of(e, y);
+    f.undefined = e.undefined;
+    if (spec.per_point) {
+      f.loo_residuals = std::move(e.sum_l2);  // its buffer, reused (Σℓ² at training not kept)
+      f.loo_residuals.resize(static_cast<std::size_t>(n));
+      for (index i = 0; i < n; ++i) {
+        const auto iu = static_cast<std::size_t>(i);
+        const double denom = 1.0 - e.self_weight[iu];
+        f.loo_residuals[iu] = denom > 1e-10 ? (y[iu] - e.fit[iu]) / denom : kInf;
+      }
+      f.fitted = std::move(e.fit);
+      f.hat_diag = std::move(e.self_weight);
+    }
+  }
   double ybar = 0, tss = 0;
   for (double v : y) ybar += v / double(n);
   for (double v : y) tss += (v - ybar) * (v - ybar);
-  f.loo_residuals = std::move(e.sum_l2);  // its buffer, reused (Σℓ² at training is not kept)
-  f.loo_residuals.resize(static_cast<std::size_t>(n));
-  for (index i = 0; i < n; ++i) {
-    const auto iu = static_cast<std::size_t>(i);
-    const double denom = 1.0 - e.self_weight[iu];
-    f.loo_residuals[iu] = denom > 1e-10 ? (y[iu] - e.fit[iu]) / denom : kInf;
-  }
-  f.fitted = std::move(e.fit);
-  f.hat_diag = std::move(e.self_weight);
   f.df = cv.df;
   f.rss = cv.rss;
   f.r2 = tss > 0 ? 1.0 - cv.rss / tss : 0.0;

@@ -120,8 +120,55 @@ TEST_F(KfAttend, BadInputsFailCleanlyAndWriteNothing) {
       EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "leftover temp file";
     fs::remove(p("bad_out.npy"));
   }
-  EXPECT_NE(run_kf("attend").code, 0);
-  EXPECT_NE(run_kf("frobnicate").code, 0);
+  // A bad command line: "kf: error: ...", where to look, exit 2.
+  for (const char* args :
+       {"attend", "frobnicate", "attend -q a.npy -k b.npy -v c.npy -o d.npy -z"}) {
+    SCOPED_TRACE(args);
+    const auto r = run_kf(args);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("kf: error: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("--help"), std::string::npos) << r.output;
+  }
+}
+
+// A shape whose product wraps 2^64 (it used to pass the size check and read out of bounds), a
+// shape larger than the file, and an output folder that does not exist: one line, exit 1, the
+// file named, nothing written (the output folder is checked before any input is read).
+TEST_F(KfAttend, CraftedHeadersAndOutputPathsAreCaughtFirst) {
+  std::string bytes = io::npy_encode<float>(test::random_matrix<float>(3, 2, 9).cview());
+  std::string wrap = bytes, big = bytes;
+  wrap.replace(wrap.find("(3, 2)"), 6, "(3, 6148914691236517206)");
+  big.replace(big.find("(3, 2)"), 6, "(300, 2)");
+  io::write_file_atomic(p("wrap.npy"), wrap);
+  io::write_file_atomic(p("big.npy"), big);
+  for (const auto& [file, needle] :
+       {std::pair<std::string, std::string>{"wrap.npy", "more values"}, {"big.npy", "truncated"}}) {
+    const auto r = run_kf("attend -q " + p(file) + " -k " + p("k.npy") + " -v " + p("v.npy") +
+                          " -o " + p("o_bad.npy"));
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find(file), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(p("o_bad.npy")));
+  }
+  const auto r = run_kf("attend -q " + p("missing.npy") + " -k " + p("k.npy") + " -v " +
+                        p("v.npy") + " -o " + p("nowhere/o.npy"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("does not exist"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("missing.npy"), std::string::npos) << "the output is checked first";
+}
+
+// Fortran-order and big-endian arrays (numpy's other layouts) give the same output as C order.
+TEST_F(KfAttend, FortranOrderAndBigEndianInputsMatchCOrder) {
+  const std::string dir_f = KF_FIXTURES_DIR;
+  const std::string kv = " -k " + dir_f + "/npy_layout_c.npy -v " + dir_f + "/npy_layout_c.npy";
+  const auto ref = run_kf("attend -q " + dir_f + "/npy_layout_c.npy" + kv + " -o " + p("c.npy"));
+  ASSERT_EQ(ref.code, 0) << ref.output;
+  for (const char* name : {"npy_layout_fortran.npy", "npy_layout_big_f8_fortran.npy"}) {
+    SCOPED_TRACE(name);
+    const auto r = run_kf("attend -q " + dir_f + "/" + name + kv + " -o " + p("l.npy"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(io::read_file(p("l.npy")), io::read_file(p("c.npy")));
+  }
 }
 
 TEST(KfDemo, PrintsTheSeed001Table) {

@@ -130,3 +130,40 @@ TEST(SortedWindow, CompactKernelsSortedEqualsUnsorted) {
 
 }  // namespace
 }  // namespace kf
+
+namespace kf {
+namespace {
+
+// The summary-only fit (spec.per_point = false, what kf smooth uses at any n) reports the same
+// bandwidth, df, RSS, R², σ², criteria and undefined count as the full fit, and predicts the same.
+TEST(BinnedFit, SummaryOnlyFitEqualsTheFullFit) {
+  const auto x = test::random_matrix<double>(20000, 1, 11, 0, 6);
+  std::vector<double> y(20000);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    y[i] = 2 * std::sin(x(static_cast<index>(i), 0)) + 0.3 * std::cos(17.0 * double(i));
+  for (auto m : {regression_method::nw, regression_method::local_linear})
+    for (auto crit : {bandwidth_criterion::silverman, bandwidth_criterion::loo_cv}) {
+      regression_spec full;
+      full.method = m;
+      regression_spec lean = full;
+      lean.per_point = false;
+      const auto a = regression_fit_data(full, x.cview(), y, crit);
+      const auto b = regression_fit_data(lean, x.cview(), y, crit);
+      EXPECT_EQ(a.spec.bandwidth, b.spec.bandwidth);
+      EXPECT_EQ(a.df, b.df);
+      EXPECT_EQ(a.rss, b.rss);
+      EXPECT_EQ(a.r2, b.r2);
+      EXPECT_EQ(a.sigma2, b.sigma2);
+      EXPECT_EQ(a.loo_cv, b.loo_cv);
+      EXPECT_EQ(a.gcv, b.gcv);
+      EXPECT_EQ(a.aicc, b.aicc);
+      EXPECT_EQ(a.undefined, b.undefined);
+      EXPECT_EQ(a.fitted.size(), 20000u);
+      EXPECT_TRUE(b.fitted.empty() && b.hat_diag.empty() && b.loo_residuals.empty());
+      const auto q = test::random_matrix<double>(101, 1, 12, -1, 7);
+      EXPECT_EQ(regression_predict(a, q.cview()).fit, regression_predict(b, q.cview()).fit);
+    }
+}
+
+}  // namespace
+}  // namespace kf

@@ -49,7 +49,9 @@ class binned_data {
   struct moments {
     double lo = 0, delta = 0;
     std::vector<double> s[3], t[2], q[3];  // on the grid; q only if requested
-    std::vector<double> c, cy, cyy;        // the binned data on the same grid
+    // The binned data on the same grid: views of the binned_data's own level (no copy of three
+    // grid vectors per bandwidth tried); valid while the binned_data lives.
+    std::span<const double> c, cy, cyy;
   };
   // Moments for kernel k (its bandwidth set) on a grid with h/δ ≥ cells_per_h (capped).
   // degree 0 needs s0, t0; degree 1 also s1, s2, t1. with_q adds q0..q(2·degree).

@@ -36,6 +36,10 @@ struct regression_spec {
   // (regression/binned.hpp: error < 1e-6 of the range of y); exact = true never does.
   bool exact = false;
   index binned_min_n = 5000;
+  // The fit keeps per-point diagnostics (fitted values, hat diagonal, LOO residuals: n values
+  // each). false keeps the summary only (df, RSS, R², criteria, undefined count), the same
+  // numbers, in O(grid) memory beyond the data on the binned route (kf smooth at 10^7 points).
+  bool per_point = true;
 };
 
 // The smoother evaluated at query points.
