@@ -58,8 +58,9 @@ template <class Fn, class... A>
 }
 
 template <class Fn, class... A>
-[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,prefer-vector-width=512"), gnu::flatten]] void isa_run_avx512(
-    Fn& fn, A&&... a) {
+[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,prefer-vector-width=512"),
+  gnu::flatten]] void
+isa_run_avx512(Fn& fn, A&&... a) {
   fn(std::forward<A>(a)...);
 }
 

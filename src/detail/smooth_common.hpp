@@ -230,7 +230,7 @@ row_eval evaluate_pairs(index i, std::vector<index> keys, const_matrix_view<T> q
     for (std::size_t f = 0; f < rk.factors.size(); ++f) {
       const double s = pair_arg(q.row(i), k.row(r.keys[a]), rk.factors[f]);
       const double w = visit_inline([&](const auto& kk) { return kk.template weight<double>(s); },
-                                  rk.factors[f].kern);
+                                    rk.factors[f].kern);
       r.s[f].push_back(s);
       r.w[f].push_back(w);
       logw[a] += to_log(rk.factors[f], w);

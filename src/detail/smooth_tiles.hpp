@@ -485,7 +485,7 @@ void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0
         !keep_args && !ratio && pl.engines.size() == 1 && eng.direct && eng.c1 - eng.c0 == 1 &&
         !to_log && !pl.msk->needs_distance() &&
         !visit_inline([](const auto& kk) { return has_vector_weights<std::decay_t<decltype(kk)>>; },
-                    fk);
+                      fk);
     if (direct_1d) {
       visit_inline(
           [&](const auto& kk) {
