@@ -305,6 +305,10 @@ void add_experiment(CLI::App& app) {
       ->capture_default_str();
   lm->add_option("--out", lo->out, "directory for table.md and table.csv");
   lm->add_flag("--quiet", lo->quiet, "print nothing on success");
+  lm->footer(
+      "Examples:\n"
+      "  kf experiment lm --config tiny --kernels exp_dot,gaussian --out exp_lm\n"
+      "  kf experiment lm --corpus book.txt --tokenizer word --iters 500 --out exp_book");
   lm->callback([lo] { run_lm(*lo); });
 }
 

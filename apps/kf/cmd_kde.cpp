@@ -72,11 +72,12 @@ void run(const kde_options& o) {
                          "cv-ls or a number");
     }
   }
-  if (!o.out.empty()) require_extension(o.out, "--out", {".csv"});
-  if (!o.summary.empty()) require_extension(o.summary, "--summary", {".json"});
-  if (!o.plot.empty()) require_extension(o.plot, "--plot", {".svg", ".png"});
+  if (!o.out.empty()) require_output(o.out, "--out", {".csv"});
+  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
+  if (!o.plot.empty()) require_output(o.plot, "--plot", {".svg", ".png"});
   if (!o.plot_criterion.empty())
-    require_extension(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
+    require_output(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
+  if (!o.criterion_csv.empty()) require_output(o.criterion_csv, "--criterion-csv", {".csv"});
   if (o.grid < 2) throw user_error("--grid must be at least 2");
 
   const auto xcols = split_list(o.x, "--x");

@@ -88,14 +88,10 @@ void run_train(const lm_options& o) {
   }
   if (o.batch > 0) p.batch = o.batch;
   if (o.lr > 0) p.lr = o.lr, p.min_lr = o.lr / 10;
-  if (!o.save.empty()) require_extension(o.save, "--save", {".safetensors"});
-  if (!o.summary.empty()) require_extension(o.summary, "--summary", {".json"});
-  if (!o.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out, ec);
-    if (ec)
-      throw user_error(fmt::format("--out {}: cannot create directory ({})", o.out, ec.message()));
-  }
+  if (!o.save.empty()) require_output(o.save, "--save", {".safetensors"});
+  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
+  // Checked now, created only when the outputs are staged (no empty folder after a failure).
+  if (!o.out.empty()) check_output_dir(o.out, "--out");
   const std::string text = read_corpus(o.corpus);
   // Split on the text: the last val_fraction is validation; the vocabulary comes from training.
   const auto cut = static_cast<std::size_t>(double(text.size()) * (1.0 - o.val_fraction));
@@ -168,6 +164,7 @@ void run_train(const lm_options& o) {
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   std::string sample;
   if (!o.out.empty()) {
+    make_output_dir(o.out, "--out");
     std::string csv = "iter,train_loss\n";
     for (std::size_t i = 0; i < tr.losses.size(); ++i)
       csv += fmt::format("{},{}\n", i + 1, tr.losses[i]);
@@ -260,8 +257,8 @@ std::string tick(const std::string& piece) {
 
 void run_attention(const attention_options& o) {
   if (o.out.empty()) throw user_error("--out is required (heatmap.png or heatmap.svg)");
-  require_extension(o.out, "--out", {".png", ".svg"});
-  if (!o.csv.empty()) require_extension(o.csv, "--csv", {".csv"});
+  require_output(o.out, "--out", {".png", ".svg"});
+  if (!o.csv.empty()) require_output(o.csv, "--csv", {".csv"});
   loaded_lm lm = load_lm(o.model);
   const auto& cfg = lm.model->config();
   if (o.layer < 0 || o.layer > cfg.decoder_layers)
@@ -368,6 +365,10 @@ void add_sample(CLI::App& app) {
   sub->add_option("--top-k", o->top_k, "sample among the k most likely (0: all)")
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "sampling seed (same seed, same text)")->capture_default_str();
+  sub->footer(
+      "Examples:\n"
+      "  kf sample --model lm.safetensors --prompt \"The \" --tokens 200 --temperature 0.8\n"
+      "  kf sample --model lm.safetensors --prompt \"Once\" --temperature 0     # greedy");
   sub->callback([o] { run_sample(*o); });
 }
 

@@ -19,7 +19,7 @@ struct predict_options {
 
 void run(const predict_options& o) {
   require_extension(o.model, "--model", {".safetensors"});
-  require_extension(o.out, "--out", {".npy", ".csv"});
+  require_output(o.out, "--out", {".npy", ".csv"});
   if (o.batch < 1) throw user_error("--batch must be at least 1");
   const model::checkpoint ck = model::checkpoint_load(o.model);
   const auto kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : std::string("?");

@@ -875,6 +875,11 @@ void add_report(CLI::App& app) {
                   "comma list of seed000, seed001, seed004, seed002, seed003, periodic, lm")
       ->capture_default_str();
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
+  sub->footer(
+      "Examples:\n"
+      "  kf report --out report                          # about a minute on 2 cores\n"
+      "  kf report --out report --sections seed001,seed002\n"
+      "  kf report --out report --full                   # the real experiments: hours");
   sub->callback([o] { run(*o); });
 }
 

@@ -143,11 +143,12 @@ void run(const smooth_options& o) {
   spec.knn_distance_weights = o.knn_weights == "distance";
   spec.k = o.k;
   spec.per_point = false;  // nothing below writes per-point diagnostics: keep the summary only
-  if (!o.out.empty()) require_extension(o.out, "--out", {".csv"});
-  if (!o.summary.empty()) require_extension(o.summary, "--summary", {".json"});
-  if (!o.plot.empty()) require_extension(o.plot, "--plot", {".svg", ".png"});
+  if (!o.out.empty()) require_output(o.out, "--out", {".csv"});
+  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
+  if (!o.plot.empty()) require_output(o.plot, "--plot", {".svg", ".png"});
   if (!o.plot_criterion.empty())
-    require_extension(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
+    require_output(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
+  if (!o.criterion_csv.empty()) require_output(o.criterion_csv, "--criterion-csv", {".csv"});
 
   const auto xcols = split_list(o.x, "--x");
   std::vector<std::string> used = xcols;

@@ -52,14 +52,11 @@ void run(const periodic_options& o) {
   if (o.batch < 0) throw user_error("--batch must be at least 1");
   if (o.lr < 0) throw user_error("--lr must be positive");
   if (o.clip < 0) throw user_error("--clip must be positive (0: no clipping)");
-  if (!o.save.empty()) require_extension(o.save, "--save", {".safetensors"});
-  if (!o.summary.empty()) require_extension(o.summary, "--summary", {".json"});
-  if (!o.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out, ec);
-    if (ec)
-      throw user_error(fmt::format("--out {}: cannot create directory ({})", o.out, ec.message()));
-  }
+  if (!o.save.empty()) require_output(o.save, "--save", {".safetensors"});
+  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
+  // The folder is checked now and created only when the run's outputs are staged, so a failed
+  // or interrupted run leaves no empty folder behind.
+  if (!o.out.empty()) check_output_dir(o.out, "--out");
   const model::periodic_data data = model::periodic_make(fn);
   model::sequence_regressor<float> m(cfg, o.seed);
   model::train_options to;
@@ -109,6 +106,7 @@ void run(const periodic_options& o) {
   if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), cfg.to_metadata()));
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   if (!o.out.empty()) {
+    make_output_dir(o.out, "--out");
     w.stage(o.out + "/summary.json", js.dump(2) + "\n");
     stage_periodic_outputs(w, o.out, {o.function, o.config, cfg, data, fc, tr}, m);
   }

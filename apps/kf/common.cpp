@@ -37,6 +37,33 @@ void check_output_path(const std::string& path, const std::string& option) {
     throw user_error(fmt::format("{} {}: the folder {} is not writable", option, path, dir));
 }
 
+void check_output_dir(const std::string& dir, const std::string& option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path at = fs::absolute(dir, ec);
+  if (fs::exists(at, ec) && !fs::is_directory(at, ec))
+    throw user_error(fmt::format("{} {}: exists and is not a folder", option, dir));
+  while (!at.empty() && !fs::exists(at, ec)) at = at.parent_path();
+  if (!fs::is_directory(at, ec))
+    throw user_error(fmt::format("{} {}: {} is not a folder", option, dir, at.string()));
+  if (::access(at.c_str(), W_OK) != 0)
+    throw user_error(fmt::format("{} {}: the folder {} is not writable", option, dir, at.string()));
+}
+
+void make_output_dir(const std::string& dir, const std::string& option) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw user_error(
+        fmt::format("{} {}: cannot create the folder ({})", option, dir, ec.message()));
+}
+
+void require_output(const std::string& path, const std::string& option,
+                    std::initializer_list<const char*> exts) {
+  require_extension(path, option, exts);
+  check_output_path(path, option);
+}
+
 loaded_array load_array(const std::string& path, const std::string& what) {
   require_extension(path, what, {".npy", ".csv"});
   loaded_array a;

@@ -61,6 +61,17 @@ void stage_output(io::atomic_writer& writer, const std::string& path, const_matr
 // so a typo never costs a long run.
 void check_output_path(const std::string& path, const std::string& option);
 
+// An output FOLDER that a command creates (nested folders too): the nearest existing ancestor
+// must be a writable folder, and DIR itself, if it exists, a folder.
+void check_output_dir(const std::string& dir, const std::string& option);
+
+// Creates the output folder DIR (and its parents); throws user_error naming OPTION on failure.
+void make_output_dir(const std::string& dir, const std::string& option);
+
+// require_extension and check_output_path together, for an output file option.
+void require_output(const std::string& path, const std::string& option,
+                    std::initializer_list<const char*> exts);
+
 // Throws user_error unless PATH ends with one of the extensions.
 void require_extension(const std::string& path, const std::string& option,
                        std::initializer_list<const char*> exts);

@@ -1,6 +1,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,8 +24,38 @@ void atomic_writer::stage(const std::string& path, std::string_view bytes) {
   });
 }
 
+namespace {
+
+// Temporaries of our own naming, PATH.tmp.<pid>.<k>, left by a process that no longer exists
+// (killed with -9 mid-write): removed before a new one is made beside them. A live process's
+// temporaries are never touched.
+void remove_stale_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dest(path);
+  const fs::path dir = dest.parent_path().empty() ? fs::path(".") : dest.parent_path();
+  const std::string prefix = dest.filename().string() + ".tmp.";
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string rest = name.substr(prefix.size());
+    const auto dot = rest.find('.');
+    if (dot == std::string::npos || dot == 0) continue;
+    const std::string pid_text = rest.substr(0, dot), k_text = rest.substr(dot + 1);
+    if (pid_text.find_first_not_of("0123456789") != std::string::npos || k_text.empty() ||
+        k_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+      continue;
+    const auto pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    fs::remove(it->path(), ec);
+  }
+}
+
+}  // namespace
+
 void atomic_writer::stage_stream(const std::string& path,
                                  const std::function<bool(std::FILE*)>& write) {
+  remove_stale_temporaries(path);
   const std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), staged_.size());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f)

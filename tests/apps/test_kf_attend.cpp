@@ -171,6 +171,19 @@ TEST_F(KfAttend, FortranOrderAndBigEndianInputsMatchCOrder) {
   }
 }
 
+// Every subcommand's --help shows its own examples.
+TEST(KfHelp, EverySubcommandShowsExamples) {
+  for (const char* sub :
+       {"attend", "demo", "smooth", "kde", "predict", "train periodic", "train lm", "sample",
+        "attention", "serve", "report", "experiment periodic", "experiment lm"}) {
+    SCOPED_TRACE(sub);
+    const auto r = run_kf(std::string(sub) + " --help");
+    EXPECT_EQ(r.code, 0);
+    EXPECT_NE(r.output.find("Example"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("kf " + std::string(sub)), std::string::npos) << r.output;
+  }
+}
+
 TEST(KfDemo, PrintsTheSeed001Table) {
   const auto r = run_kf("demo --rows 5");
   ASSERT_EQ(r.code, 0) << r.output;

@@ -19,3 +19,13 @@ execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer failed: ${rc}")
 endif()
+
+# The installed kf runs from the prefix with no LD_LIBRARY_PATH (its RUNPATH is $ORIGIN/../lib).
+if(EXISTS ${WORK_DIR}/prefix/bin/kf)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH
+                          ${WORK_DIR}/prefix/bin/kf demo --rows 3
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc OR NOT out MATCHES "NW gaussian")
+    message(FATAL_ERROR "installed kf failed (${rc}): ${out} ${err}")
+  endif()
+endif()

@@ -187,6 +187,22 @@ TEST(AtomicWriter, StreamedStageWritesWholeOrNothing) {
   std::remove(p.c_str());
 }
 
+// A temporary left by a process killed mid-write (kill -9: no destructor ran) is removed the next
+// time that output is staged; a live process's temporary is kept.
+TEST(AtomicWriter, StaleTemporariesOfDeadProcessesAreRemoved) {
+  const std::string p = tmp_path("stale.npy");
+  const std::string dead = p + ".tmp.999999999.0";  // beyond pid_max: no such process
+  const std::string live = p + ".tmp.1.0";          // init is always alive
+  io::write_file_atomic(dead, "partial");
+  io::write_file_atomic(live, "someone else's");
+  io::write_file_atomic(p, "whole");
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_EQ(io::read_file(p), "whole");
+  std::remove(live.c_str());
+  std::remove(p.c_str());
+}
+
 TEST(AtomicWriter, NothingLeftBehindWithoutCommit) {
   const std::string p = tmp_path("atomic.txt");
   std::remove(p.c_str());
