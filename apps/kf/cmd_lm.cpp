@@ -88,8 +88,8 @@ void run_train(const lm_options& o) {
   }
   if (o.batch > 0) p.batch = o.batch;
   if (o.lr > 0) p.lr = o.lr, p.min_lr = o.lr / 10;
-  if (!o.save.empty()) require_output(o.save, "--save", {".safetensors"});
-  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
+  if (!o.save.empty()) require_output_under(o.save, "--save", {".safetensors"}, o.out);
+  if (!o.summary.empty()) require_output_under(o.summary, "--summary", {".json"}, o.out);
   // Checked now, created only when the outputs are staged (no empty folder after a failure).
   if (!o.out.empty()) check_output_dir(o.out, "--out");
   const std::string text = read_corpus(o.corpus);
@@ -160,11 +160,13 @@ void run_train(const lm_options& o) {
   md["val_loss"] = fmt::format("{:.6g}", last.val_loss);
 
   io::atomic_writer w;
+  if (!o.out.empty()) make_output_dir(o.out, "--out");
+  if (!o.save.empty()) make_output_parent(o.save, "--save");
+  if (!o.summary.empty()) make_output_parent(o.summary, "--summary");
   if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), md));
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   std::string sample;
   if (!o.out.empty()) {
-    make_output_dir(o.out, "--out");
     std::string csv = "iter,train_loss\n";
     for (std::size_t i = 0; i < tr.losses.size(); ++i)
       csv += fmt::format("{},{}\n", i + 1, tr.losses[i]);

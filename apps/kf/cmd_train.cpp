@@ -52,8 +52,8 @@ void run(const periodic_options& o) {
   if (o.batch < 0) throw user_error("--batch must be at least 1");
   if (o.lr < 0) throw user_error("--lr must be positive");
   if (o.clip < 0) throw user_error("--clip must be positive (0: no clipping)");
-  if (!o.save.empty()) require_output(o.save, "--save", {".safetensors"});
-  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
+  if (!o.save.empty()) require_output_under(o.save, "--save", {".safetensors"}, o.out);
+  if (!o.summary.empty()) require_output_under(o.summary, "--summary", {".json"}, o.out);
   // The folder is checked now and created only when the run's outputs are staged, so a failed
   // or interrupted run leaves no empty folder behind.
   if (!o.out.empty()) check_output_dir(o.out, "--out");
@@ -103,10 +103,12 @@ void run(const periodic_options& o) {
   js["train_seconds"] = tr.train_seconds;
 
   io::atomic_writer w;
+  if (!o.out.empty()) make_output_dir(o.out, "--out");
+  if (!o.save.empty()) make_output_parent(o.save, "--save");
+  if (!o.summary.empty()) make_output_parent(o.summary, "--summary");
   if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), cfg.to_metadata()));
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   if (!o.out.empty()) {
-    make_output_dir(o.out, "--out");
     w.stage(o.out + "/summary.json", js.dump(2) + "\n");
     stage_periodic_outputs(w, o.out, {o.function, o.config, cfg, data, fc, tr}, m);
   }

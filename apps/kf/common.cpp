@@ -58,6 +58,30 @@ void make_output_dir(const std::string& dir, const std::string& option) {
         fmt::format("{} {}: cannot create the folder ({})", option, dir, ec.message()));
 }
 
+void require_output_under(const std::string& path, const std::string& option,
+                          std::initializer_list<const char*> exts, const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  require_extension(path, option, exts);
+  std::error_code ec;
+  const fs::path parent = fs::absolute(fs::path(path), ec).parent_path().lexically_normal();
+  if (!out_dir.empty() && !fs::exists(parent, ec)) {
+    const fs::path out = fs::absolute(fs::path(out_dir), ec).lexically_normal();
+    const auto rel = parent.lexically_relative(out);
+    if (!rel.empty() && *rel.begin() != "..") {
+      check_output_dir(parent.string(), option);
+      return;
+    }
+  }
+  check_output_path(path, option);
+}
+
+void make_output_parent(const std::string& path, const std::string& option) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::exists(parent, ec))
+    make_output_dir(parent.string(), option);
+}
+
 void require_output(const std::string& path, const std::string& option,
                     std::initializer_list<const char*> exts) {
   require_extension(path, option, exts);

@@ -68,6 +68,15 @@ void check_output_dir(const std::string& dir, const std::string& option);
 // Creates the output folder DIR (and its parents); throws user_error naming OPTION on failure.
 void make_output_dir(const std::string& dir, const std::string& option);
 
+// An output file of a command that also has an --out folder OUT_DIR (created only when outputs
+// are staged): as require_output, except that PATH's folder may be OUT_DIR or a folder inside
+// it that does not exist yet (then checked as check_output_dir does). Stage such a file after
+// make_output_parent(PATH).
+void require_output_under(const std::string& path, const std::string& option,
+                          std::initializer_list<const char*> exts, const std::string& out_dir);
+// Creates PATH's folder if it does not exist yet.
+void make_output_parent(const std::string& path, const std::string& option);
+
 // require_extension and check_output_path together, for an output file option.
 void require_output(const std::string& path, const std::string& option,
                     std::initializer_list<const char*> exts);

@@ -312,10 +312,17 @@ struct table {
                   expm_avx2_f, expm_avx2_d,
                   sin2_avx2};
     v[count++] = {
-        "avx512",      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"),
-        exp_avx512_f,  exp_avx512_d,
-        exps_avx512_f, exps_avx512_d,
-        expm_avx512_f, expm_avx512_d,
+        // F and DQ for the exp loops; BW and VL too, which isa_dispatch.hpp's AVX-512 wrapper is
+        // compiled for (every CPU with DQ has them, but a VM may mask them).
+        "avx512",
+        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"),
+        exp_avx512_f,
+        exp_avx512_d,
+        exps_avx512_f,
+        exps_avx512_d,
+        expm_avx512_f,
+        expm_avx512_d,
         sin2_avx512};
 #endif
     const char* want = std::getenv("KF_SIMD");

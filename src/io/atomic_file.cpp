@@ -26,15 +26,30 @@ void atomic_writer::stage(const std::string& path, std::string_view bytes) {
 
 namespace {
 
-// Temporaries of our own naming, PATH.tmp.<pid>.<k>, left by a process that no longer exists
-// (killed with -9 mid-write): removed before a new one is made beside them. A live process's
-// temporaries are never touched.
+// This machine's name, part of every temporary's name: a process id is only meaningful on the
+// machine (and in the process namespace) that made it, so only our host's temporaries are ever
+// judged stale (a shared folder may hold another machine's live temporaries).
+const std::string& host_tag() {
+  static const std::string tag = [] {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return std::string("localhost");
+    std::string h(buf);
+    for (char& c : h)
+      if (c == '/' || c == '.') c = '_';
+    return h;
+  }();
+  return tag;
+}
+
+// Temporaries of our own naming, PATH.tmp.<host>.<pid>.<k>, left on this host by a process that
+// no longer exists (killed with -9 mid-write): removed before a new one is made beside them. A
+// live process's temporaries, and other hosts', are never touched.
 void remove_stale_temporaries(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path dest(path);
   const fs::path dir = dest.parent_path().empty() ? fs::path(".") : dest.parent_path();
-  const std::string prefix = dest.filename().string() + ".tmp.";
+  const std::string prefix = dest.filename().string() + ".tmp." + host_tag() + ".";
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!name.starts_with(prefix)) continue;
@@ -56,7 +71,8 @@ void remove_stale_temporaries(const std::string& path) {
 void atomic_writer::stage_stream(const std::string& path,
                                  const std::function<bool(std::FILE*)>& write) {
   remove_stale_temporaries(path);
-  const std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), staged_.size());
+  const std::string tmp =
+      fmt::format("{}.tmp.{}.{}.{}", path, host_tag(), ::getpid(), staged_.size());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f)
     throw std::runtime_error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));

@@ -84,8 +84,14 @@ class parser {
   csv_table run() {
     t_.source = name_;
     // An upper bound on the rows, so each column is allocated once, at its final size.
-    const auto lines = static_cast<std::size_t>(std::count(text_.begin(), text_.end(), '\n')) + 1;
-    if (file_ != nullptr) file_->release_before(file_->bytes().size());
+    // Counted in 8 MiB chunks, each released once counted: the count never holds the file.
+    std::size_t lines = 1;
+    constexpr std::size_t kChunk = std::size_t{8} << 20;
+    for (std::size_t at = 0; at < text_.size(); at += kChunk) {
+      const auto chunk = text_.substr(at, kChunk);
+      lines += static_cast<std::size_t>(std::count(chunk.begin(), chunk.end(), '\n'));
+      if (file_ != nullptr) file_->release_before(offset_ + at + chunk.size());
+    }
     std::size_t pos = 0, line_no = 0, released = 0;
     while (pos <= text_.size()) {
       auto nl = text_.find('\n', pos);

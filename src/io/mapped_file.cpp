@@ -70,15 +70,14 @@ extern "C" void on_sigbus(int, siginfo_t* info, void*) {
     const std::uintptr_t e = g.end.load(std::memory_order_acquire);
     if (e != 0 && addr >= g.begin.load(std::memory_order_relaxed) && addr < e) path = g.path;
   }
-  write_all("kf: error: ", 11);
-  if (path != nullptr) {
-    write_all(path, std::strlen(path));
-    constexpr char msg[] = ": the file changed size while it was being read; nothing was written\n";
-    write_all(msg, sizeof msg - 1);
-  } else {
-    constexpr char msg[] = "bus error (a mapped file was truncated?); nothing was written\n";
-    write_all(msg, sizeof msg - 1);
+  if (path == nullptr) {  // not one of our maps: the default action (a core dump), as without us
+    ::signal(SIGBUS, SIG_DFL);
+    return;  // the faulting instruction runs again and faults again
   }
+  write_all("kf: error: ", 11);
+  write_all(path, std::strlen(path));
+  constexpr char msg[] = ": the file changed size while it was being read; nothing was written\n";
+  write_all(msg, sizeof msg - 1);
   ::_exit(1);
 }
 
@@ -89,11 +88,34 @@ mapped_file::mapped_file(const std::string& path) : path_(path) {
   if (fd < 0)
     throw std::runtime_error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const bool dir = S_ISDIR(st.st_mode);
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
-    throw std::runtime_error(fmt::format(
-        "{}: {}", path, dir ? "is a directory, expected a file" : "is not a regular file"));
+    throw std::runtime_error(fmt::format("{}: cannot read ({})", path, std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw std::runtime_error(fmt::format("{}: is a directory, expected a file", path));
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+    // A pipe, FIFO or /dev/stdin (or a procfs file that reports size 0): nothing to map, so
+    // the bytes are read into memory instead.
+    char buf[1 << 16];
+    while (true) {
+      const ssize_t got = ::read(fd, buf, sizeof buf);
+      if (got == 0) break;
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        ::close(fd);
+        throw std::runtime_error(fmt::format("{}: read error ({})", path, std::strerror(err)));
+      }
+      owned_.append(buf, static_cast<std::size_t>(got));
+    }
+    ::close(fd);
+    data_ = owned_.data();
+    size_ = owned_.size();
+    return;
   }
   size_ = static_cast<std::size_t>(st.st_size);
   if (size_ > 0) {
@@ -109,19 +131,17 @@ mapped_file::mapped_file(const std::string& path) : path_(path) {
   ::close(fd);  // the map keeps the file
 }
 
-mapped_file::mapped_file(mapped_file&& o) noexcept
-    : data_(o.data_), size_(o.size_), path_(std::move(o.path_)), slot_(o.slot_) {
-  o.data_ = nullptr;
-  o.size_ = 0;
-  o.slot_ = -1;
-}
+mapped_file::mapped_file(mapped_file&& o) noexcept { *this = std::move(o); }
 
 mapped_file& mapped_file::operator=(mapped_file&& o) noexcept {
   if (this != &o) {
     reset();
+    const bool owned = o.read_not_mapped();
     data_ = o.data_;
     size_ = o.size_;
     path_ = std::move(o.path_);
+    owned_ = std::move(o.owned_);
+    if (owned) data_ = owned_.data();
     slot_ = o.slot_;
     o.data_ = nullptr;
     o.size_ = 0;
@@ -135,7 +155,8 @@ mapped_file::~mapped_file() { reset(); }
 void mapped_file::reset() noexcept {
   release_slot(slot_);
   slot_ = -1;
-  if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+  if (data_ != nullptr && !read_not_mapped()) ::munmap(const_cast<char*>(data_), size_);
+  owned_.clear();
   data_ = nullptr;
   size_ = 0;
 }
@@ -143,7 +164,8 @@ void mapped_file::reset() noexcept {
 void mapped_file::release_before(std::size_t offset) const {
   static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t len = std::min(offset, size_) / page * page;
-  if (data_ != nullptr && len > 0) ::madvise(const_cast<char*>(data_), len, MADV_DONTNEED);
+  if (data_ != nullptr && len > 0 && !read_not_mapped())
+    ::madvise(const_cast<char*>(data_), len, MADV_DONTNEED);
 }
 
 void mapped_file_guard() {

@@ -22,8 +22,9 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
   const fs::path dir = fs::temp_directory_path() / ("kf_train_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string d = dir.string();
+  // The checkpoint goes inside the --out folder, which is created only when outputs are staged.
   auto r = run_kf("train periodic --function square --epochs 2 --scale-inputs --dropout 0 --out " +
-                  d + "/run --save " + d + "/m.safetensors --summary " + d + "/s.json");
+                  d + "/run --save " + d + "/run/ck/m.safetensors --summary " + d + "/s.json");
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string js = io::read_file(d + "/s.json");
   for (const char* key : {"\"function\"", "\"config\"", "\"kernel\"", "\"seed\"", "\"epochs\"",
@@ -37,6 +38,7 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
     EXPECT_TRUE(fs::exists(d + "/run/" + f)) << f;
   EXPECT_EQ(io::csv_read(d + "/run/prediction.csv").rows(), 200);
   io::npy_write<float>(d + "/x.npy", test::random_matrix<float>(3, 99, 1).cview());
+  fs::copy_file(d + "/run/ck/m.safetensors", d + "/m.safetensors");
   r = run_kf("predict --model " + d + "/m.safetensors --input " + d + "/x.npy --out " + d +
              "/y.npy");
   ASSERT_EQ(r.code, 0) << r.output;
@@ -49,6 +51,8 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
       {"train periodic --config huge --out " + d + "/bad", "unknown configuration"},
       {"train periodic --kernel nope --out " + d + "/bad", "unknown kernel"},
       {"train periodic --save " + d + "/bad.bin", ".safetensors"},
+      {"train periodic --save " + d + "/bad/m.safetensors", "does not exist"},  // checked first
+      {"train periodic --out " + d + "/run/summary.json", "not a folder"},
       {"train periodic --dropout 1 --out " + d + "/bad", "--dropout"},
       {"train periodic --dropout nan --out " + d + "/bad", "--dropout nan"},
       {"predict --model " + d + "/m.safetensors --input " + d + "/short.npy --out " + d +

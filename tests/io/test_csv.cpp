@@ -1,9 +1,12 @@
 // CSV: headers or not, comments, column selection, and errors that name file, line and column.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
@@ -138,6 +141,18 @@ TEST(Csv, MappedReadOfALargeFile) {
   EXPECT_EQ(t.columns[0][1'234'567], 1'234'567.0);
   EXPECT_EQ(t.columns[1][1'234'567], 617'283.5);
   EXPECT_EQ(t.columns[0].capacity(), 1'500'002u) << "columns sized once by the line count";
+}
+
+// A pipe cannot be mapped: it is read into memory instead (kf smooth <(generate) works).
+TEST(Csv, ReadsFromAPipe) {
+  const std::string fifo = (std::filesystem::temp_directory_path() / "kf_test_csv_fifo").string();
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo) << "x,y\n1,2\n3,4\n"; });
+  const auto t = io::csv_read(fifo);
+  writer.join();
+  std::remove(fifo.c_str());
+  EXPECT_EQ(t.columns[1], (std::vector<double>{2, 4}));
 }
 
 TEST(Csv, EncodeRoundTrips) {

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include <unistd.h>
+
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/npy.hpp"
 #include "test_util.hpp"
@@ -191,13 +193,22 @@ TEST(AtomicWriter, StreamedStageWritesWholeOrNothing) {
 // time that output is staged; a live process's temporary is kept.
 TEST(AtomicWriter, StaleTemporariesOfDeadProcessesAreRemoved) {
   const std::string p = tmp_path("stale.npy");
-  const std::string dead = p + ".tmp.999999999.0";  // beyond pid_max: no such process
-  const std::string live = p + ".tmp.1.0";          // init is always alive
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string tag(host);
+  for (char& c : tag)
+    if (c == '/' || c == '.') c = '_';
+  const std::string dead = p + ".tmp." + tag + ".999999999.0";  // beyond pid_max: no such process
+  const std::string live = p + ".tmp." + tag + ".1.0";          // init is always alive
+  const std::string other = p + ".tmp.other-host.999999999.0";  // another machine's: kept
   io::write_file_atomic(dead, "partial");
   io::write_file_atomic(live, "someone else's");
+  io::write_file_atomic(other, "another host's");
   io::write_file_atomic(p, "whole");
   EXPECT_FALSE(std::filesystem::exists(dead));
   EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  std::remove(other.c_str());
   EXPECT_EQ(io::read_file(p), "whole");
   std::remove(live.c_str());
   std::remove(p.c_str());

@@ -23,7 +23,8 @@ class mapped_file {
  public:
   mapped_file() = default;
   // Maps PATH read-only; throws std::runtime_error naming the path (missing, a directory,
-  // unreadable). An empty file maps to an empty view.
+  // unreadable). A pipe, FIFO or /dev/stdin, which cannot be mapped, is read into memory
+  // instead; an empty file gives an empty view.
   explicit mapped_file(const std::string& path);
   mapped_file(const mapped_file&) = delete;
   mapped_file& operator=(const mapped_file&) = delete;
@@ -39,10 +40,12 @@ class mapped_file {
 
  private:
   void reset() noexcept;
+  bool read_not_mapped() const { return data_ != nullptr && data_ == owned_.data(); }
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   std::string path_;
-  int slot_ = -1;  // the entry of the SIGBUS guard's table that names this map
+  std::string owned_;  // the bytes of a pipe or FIFO, which cannot be mapped
+  int slot_ = -1;      // the entry of the SIGBUS guard's table that names this map
 };
 
 // Installs the SIGBUS handler described above (idempotent, thread-safe).
