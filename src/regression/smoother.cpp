@@ -447,6 +447,37 @@ index undefined_at_training_binned(const regression_spec& spec, const_matrix_vie
   return regression_evaluate(exact, x, y, sub.cview(), false).undefined;
 }
 
+// The fit's criteria at its chosen bandwidth, and (spec.per_point) its per-point diagnostics.
+// The binned route's criteria are sums over bins (as in the search); the exact route's come
+// from the same evaluation as the per-point diagnostics.
+criterion_values fit_diagnostics(regression_fit& f) {
+  const regression_spec& spec = f.spec;
+  const const_matrix_view<double> x = f.x.cview();
+  const std::span<const double> y = f.y;
+  const index n = x.rows;
+  const bool binned = use_binned(spec, n, x.cols);
+  criterion_values cv{};
+  if (binned) cv = regression_criteria(spec, x, y);
+  if (binned && !spec.per_point) {
+    f.undefined = undefined_at_training_binned(spec, x, y);  // O(grid) memory, no n-vectors
+    return cv;
+  }
+  regression_eval e = regression_evaluate(spec, x, y, x, true);
+  if (!binned) cv = criteria_of(e, y);
+  f.undefined = e.undefined;
+  if (!spec.per_point) return cv;
+  f.loo_residuals = std::move(e.sum_l2);  // its buffer, reused (Σℓ² at training not kept)
+  f.loo_residuals.resize(static_cast<std::size_t>(n));
+  for (index i = 0; i < n; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    const double denom = 1.0 - e.self_weight[iu];
+    f.loo_residuals[iu] = denom > 1e-10 ? (y[iu] - e.fit[iu]) / denom : kInf;
+  }
+  f.fitted = std::move(e.fit);
+  f.hat_diag = std::move(e.self_weight);
+  return cv;
+}
+
 }  // namespace
 
 regression_fit regression_fit_data(regression_spec spec, const_matrix_view<double> x,
@@ -525,29 +556,7 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
     }
   }
   f.spec = spec;
-  // The binned route's criteria are sums over bins (as in the search); the exact route's come
-  // from the same evaluation as the per-point diagnostics.
-  const bool binned = use_binned(spec, n, d);
-  criterion_values cv{};
-  if (binned) cv = regression_criteria(spec, x, y);
-  if (binned && !spec.per_point) {
-    f.undefined = undefined_at_training_binned(spec, x, y);  // O(grid) memory, no n-vectors
-  } else {
-    regression_eval e = regression_evaluate(spec, x, y, x, true);
-    if (!binned) cv = criteria_of(e, y);
-    f.undefined = e.undefined;
-    if (spec.per_point) {
-      f.loo_residuals = std::move(e.sum_l2);  // its buffer, reused (Σℓ² at training not kept)
-      f.loo_residuals.resize(static_cast<std::size_t>(n));
-      for (index i = 0; i < n; ++i) {
-        const auto iu = static_cast<std::size_t>(i);
-        const double denom = 1.0 - e.self_weight[iu];
-        f.loo_residuals[iu] = denom > 1e-10 ? (y[iu] - e.fit[iu]) / denom : kInf;
-      }
-      f.fitted = std::move(e.fit);
-      f.hat_diag = std::move(e.self_weight);
-    }
-  }
+  const criterion_values cv = fit_diagnostics(f);
   double ybar = 0, tss = 0;
   for (double v : y) ybar += v / double(n);
   for (double v : y) tss += (v - ybar) * (v - ybar);
