@@ -19,8 +19,10 @@ namespace {
 struct smooth_options {
   std::string data, x = "x", y = "y", method = "nw", kernel = "gaussian", bandwidth = "cv";
   std::string knn_weights = "uniform", at, out, summary, plot, plot_criterion, criterion_csv;
-  index k = 10;
+  std::string k = "10";
+  index k_max = 100;
   index grid = 200;
+  bool exact = false;
   std::string na = "error";
   bool quiet = false;
 };
@@ -141,7 +143,20 @@ void run(const smooth_options& o) {
   if (o.knn_weights != "uniform" && o.knn_weights != "distance")
     throw user_error("--knn-weights " + o.knn_weights + ": expected uniform or distance");
   spec.knn_distance_weights = o.knn_weights == "distance";
-  spec.k = o.k;
+  if (o.k == "cv") {
+    spec.k = 0;
+  } else {
+    try {
+      std::size_t used_chars = 0;
+      spec.k = std::stoll(o.k, &used_chars);
+      if (used_chars != o.k.size() || spec.k < 1) throw std::invalid_argument("k");
+    } catch (const std::exception&) {
+      throw user_error("--k " + o.k.substr(0, 40) + ": expected a positive integer or cv");
+    }
+  }
+  if (o.k_max < 1) throw user_error("--k-max must be at least 1");
+  spec.k_max = o.k_max;
+  spec.exact = o.exact;
   spec.per_point = false;  // nothing below writes per-point diagnostics: keep the summary only
   if (!o.out.empty()) require_output(o.out, "--out", {".csv"});
   if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
@@ -226,6 +241,7 @@ void run(const smooth_options& o) {
   js["aicc"] = fit.aicc;
   js["at_search_boundary"] = fit.at_search_boundary;
   js["undefined_points"] = pred.undefined;
+  js["route"] = regression_route(fit.spec, fit.x.rows(), fit.x.cols());
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
   if (!o.plot.empty()) {
     viz::figure f;
@@ -247,22 +263,35 @@ void run(const smooth_options& o) {
       line.x.push_back(at(i, 0));
       line.y.push_back(fv);
     }
-    viz::series pts{viz::series::kind::points, {}, fit.y, {}, "data", viz::kGrey, 2.5, 0.7};
-    for (index i = 0; i < fit.x.rows(); ++i) pts.x.push_back(fit.x(i, 0));
+    const std::size_t stride = plot_stride(fit.y.size());
+    viz::series pts{viz::series::kind::points,
+                    {},
+                    {},
+                    {},
+                    stride == 1 ? "data" : fmt::format("data (every {}th point)", stride),
+                    viz::kGrey,
+                    2.5,
+                    0.7};
+    for (std::size_t i = 0; i < fit.y.size(); i += stride) {
+      pts.x.push_back(fit.x(static_cast<index>(i), 0));
+      pts.y.push_back(fit.y[i]);
+    }
     f.data = {band, pts, line};
     writer.stage(o.plot, viz::render_for_path(f, o.plot));
   }
   if (!o.plot_criterion.empty())
-    writer.stage(o.plot_criterion,
-                 criterion_plot(fit.curve, fit.spec.bandwidth[0], fit.criterion_value,
-                                bandwidth_criterion_name(fit.criterion), fit.x.cols() > 1,
-                                o.plot_criterion));
+    writer.stage(
+        o.plot_criterion,
+        criterion_plot(fit.curve, fit.spec.bandwidth[0], fit.criterion_value,
+                       bandwidth_criterion_name(fit.criterion),
+                       fit.x.cols() > 1 && spec.method != regression_method::knn, o.plot_criterion,
+                       spec.method == regression_method::knn ? "k" : "bandwidth h"));
   if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
   writer.commit();
 
   if (o.quiet) return;
-  fmt::print("kf smooth: {} points from {}, method {}, kernel {}\n", fit.x.rows(), source,
-             method_name, js["kernel"].get<std::string>());
+  fmt::print("kf smooth: {} points from {}, method {}, kernel {}, route {}\n", fit.x.rows(), source,
+             method_name, js["kernel"].get<std::string>(), js["route"].get<std::string>());
   if (spec.method == regression_method::knn)
     fmt::print("k = {}", spec.k);
   else
@@ -320,7 +349,14 @@ void add_smooth(CLI::App& app) {
   sub->add_option("--bandwidth", o->bandwidth,
                   "silverman | scott | cv (leave-one-out) | gcv | aic (AICc) | NUMBER[,NUMBER…]")
       ->capture_default_str();
-  sub->add_option("--k", o->k, "neighbours for knn")->capture_default_str();
+  sub->add_option("--k", o->k,
+                  "neighbours for knn: a number, or cv (leave-one-out CV over 1..k-max)")
+      ->capture_default_str();
+  sub->add_option("--k-max", o->k_max, "largest k tried by --k cv")->capture_default_str();
+  sub->add_flag("--exact", o->exact,
+                "exact sums (all pairs; compact kernels: sorted keys) instead of the binned route "
+                "(1-D nw/local-linear, n >= 5000, every kernel but the boxcar) or the neighbor "
+                "search (knn); slow beyond ~10^5 points");
   sub->add_option("--knn-weights", o->knn_weights, "uniform | distance")->capture_default_str();
   auto* grid = sub->add_option("--grid", o->grid, "fit on N evenly spaced points (per axis)")
                    ->capture_default_str();
@@ -338,7 +374,12 @@ void add_smooth(CLI::App& app) {
       "  kf smooth                                      # built-in noisy sinusoid, LOO-CV\n"
       "  kf smooth data.csv --x age --y income --method local-linear --out fit.csv --plot fit.svg\n"
       "  kf smooth data.csv --x a,b --y z --bandwidth gcv --summary s.json --out fit.csv\n"
-      "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv");
+      "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"
+      "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
+      "Routes: 1-D nw/local-linear from 5000 points are binned (linear binning + FFT, every\n"
+      "kernel but the boxcar; fit within 1e-4 of the range of y, 1e-6 for the gaussian); knn\n"
+      "uses sorted neighbors (1-D) or a k-d tree; --exact forces all-pairs sums. In 2+ columns\n"
+      "nw/local-linear are exact (all pairs): slow beyond ~10^5 points.");
   sub->callback([o] { run(*o); });
 }
 

@@ -201,10 +201,10 @@ void progress_bar::update(int done, int total, const std::string& note) {
 
 std::string criterion_plot(const std::vector<criterion_point>& curve, double chosen_h,
                            double chosen_value, const std::string& criterion, bool multi_column,
-                           const std::string& path) {
+                           const std::string& path, const std::string& parameter) {
   viz::figure f;
-  f.title = fmt::format("bandwidth selection: {}", criterion);
-  f.xlabel = "bandwidth h" + std::string(multi_column ? " (first column)" : "");
+  f.title = fmt::format("{} selection: {}", parameter == "k" ? "k" : "bandwidth", criterion);
+  f.xlabel = parameter + std::string(multi_column ? " (first column)" : "");
   f.ylabel = criterion;
   f.log_x = true;
   viz::series c{viz::series::kind::line, {}, {}, {}, "criterion", viz::kBlue, 2, 1};

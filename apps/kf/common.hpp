@@ -102,7 +102,13 @@ class progress_bar {
 // The bandwidth-criterion curve as a figure (for PATH's .svg/.png) or as CSV.
 std::string criterion_plot(const std::vector<criterion_point>& curve, double chosen_h,
                            double chosen_value, const std::string& criterion, bool multi_column,
-                           const std::string& path);
+                           const std::string& path, const std::string& parameter = "bandwidth h");
+
+// Every stride-th of n points goes into a scatter or rug plot, at most about max_points of them
+// (an SVG of 10^7 circles helps nobody).
+inline std::size_t plot_stride(std::size_t n, std::size_t max_points = 5000) {
+  return n <= max_points ? 1 : (n + max_points - 1) / max_points;
+}
 std::string criterion_csv(const std::vector<criterion_point>& curve);
 
 // Splits "a,b,c" into its items (throws user_error on empty items).

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <stdexcept>
 
 namespace kf {
@@ -61,24 +62,65 @@ struct fft_plan {
   }
 };
 
-double kernel_value(const any_kernel& k, double u2) {
+// Grid size for a bandwidth: h/δ ≥ cells_per_h over the span, a power of two, capped.
+index grid_cells(double span, double h, double cells_per_h, const binned_settings& st) {
+  const double want = std::min(span / h * cells_per_h, double(st.max_cells));
+  return std::min(st.max_cells,
+                  std::max<index>(64, next_pow2(static_cast<index>(std::ceil(want)) + 1)));
+}
+
+// Lags covered by a weight of the given reach on a grid of spacing delta (the whole grid when the
+// reach is unbounded or longer than it).
+index grid_lags(double reach, double delta, index cells) {
+  if (!(reach / delta < double(cells))) return cells - 1;
+  return std::min<index>(cells - 1, static_cast<index>(std::ceil(reach / delta)));
+}
+
+}  // namespace
+
+double kernel_at_distance(const any_kernel& k, double d) {
   return std::visit(
       [&](const auto& kk) {
-        const double w = kk.template weight<double>(u2);
+        const double w = kk.template weight<double>(d * d);
         return std::decay_t<decltype(kk)>::log_domain ? std::exp(w) : w;
       },
       k);
 }
 
-}  // namespace
+double binned_reach(const any_kernel& k, double tail_tolerance) {
+  const double h = kernel_param(k);
+  if (kernel_compact(k)) return h;
+  const double k0 = kernel_at_distance(k, 0.0);
+  // Monotone decay checked on a fine sample up to the truncation point; a kernel that rises again
+  // (periodic) or is still above the tolerance at 1e6 h is never truncated.
+  double reach = h;
+  while (kernel_at_distance(k, reach) >= tail_tolerance * k0) {
+    reach *= 2;
+    if (reach > 1e6 * h) return std::numeric_limits<double>::infinity();
+  }
+  double prev = k0;
+  for (int i = 1; i <= 4096; ++i) {
+    const double v = kernel_at_distance(k, reach * double(i) / 4096.0);
+    if (v > prev * (1 + 1e-12)) return std::numeric_limits<double>::infinity();
+    prev = v;
+  }
+  return reach;
+}
 
 struct binned_data::level {
   index cells;
   double delta;
   std::vector<double> c, cy, cyy;
+  double self_a = 0, self_b = 0;  // Σ (1−f)² + f², Σ 2f(1−f): the binned self weights
 };
 
-bool binned_supports(const any_kernel& k) { return kernel_name(k) == "gaussian"; }
+bool binned_supports(const any_kernel& k) {
+  // The boxcar jumps at its edge: binning would be first-order (1e-3 of the range of y at the
+  // default grid), so it stays on the exact route.
+  if (kernel_arg_of(k) != kernel_arg::sqdist || kernel_name(k) == "boxcar") return false;
+  const double k0 = kernel_at_distance(k, 0.0);
+  return std::isfinite(k0) && k0 > 0;
+}
 
 binned_data::binned_data(std::span<const double> x, std::span<const double> y, double lo, double hi)
     : x_(x), y_(y), lo_(lo), hi_(hi) {
@@ -94,19 +136,28 @@ const binned_data::level& binned_data::binned_at(index cells) const {
   l->cells = cells;
   l->delta = (hi_ - lo_) / double(cells - 1);
   l->c.assign(static_cast<std::size_t>(cells), 0.0);
-  l->cy = l->c;
-  l->cyy = l->c;
+  const bool with_y = !y_.empty();
+  if (with_y) {
+    l->cy = l->c;
+    l->cyy = l->c;
+  }
+  double sa = 0, sb = 0;
   for (std::size_t i = 0; i < x_.size(); ++i) {
     const double t = (x_[i] - lo_) / l->delta;
     auto g = static_cast<index>(std::floor(t));
     g = std::clamp<index>(g, 0, cells - 2);
     const double f = t - double(g), w0 = 1 - f, w1 = f;
     const auto gu = static_cast<std::size_t>(g);
-    const double yi = y_[i];
     l->c[gu] += w0, l->c[gu + 1] += w1;
+    sa += w0 * w0 + w1 * w1;
+    sb += 2 * w0 * w1;
+    if (!with_y) continue;
+    const double yi = y_[i];
     l->cy[gu] += w0 * yi, l->cy[gu + 1] += w1 * yi;
     l->cyy[gu] += w0 * yi * yi, l->cyy[gu + 1] += w1 * yi * yi;
   }
+  l->self_a = sa;
+  l->self_b = sb;
   levels_.push_back(std::move(l));
   return *levels_.back();
 }
@@ -116,15 +167,12 @@ binned_data::moments binned_data::compute(const any_kernel& k, int degree, bool 
   if (!binned_supports(k))
     throw std::invalid_argument(
         fmt::format("binned smoothing does not support kernel {}", kernel_name(k)));
+  if (y_.empty()) throw std::logic_error("binned_data::compute needs y");
   const double h = kernel_param(k);
-  const double span = hi_ - lo_;
-  const index cells = std::min(
-      st.max_cells,
-      std::max<index>(64, next_pow2(static_cast<index>(std::ceil(span / h * cells_per_h)) + 1)));
+  const index cells = grid_cells(hi_ - lo_, h, cells_per_h, st);
   const level& lv = binned_at(cells);
   const double delta = lv.delta;
-  const double reach = st.gaussian_reach;
-  const index lags = std::min<index>(cells - 1, static_cast<index>(std::ceil(reach * h / delta)));
+  const index lags = grid_lags(binned_reach(k, st.tail_tolerance), delta, cells);
   const index p = next_pow2(cells + lags + 1);
   fft_plan plan(p);
 
@@ -134,7 +182,7 @@ binned_data::moments binned_data::compute(const any_kernel& k, int degree, bool 
     std::vector<double> sig(static_cast<std::size_t>(p), 0.0);
     for (index l = -lags; l <= lags; ++l) {
       const double u = double(l) * delta;
-      double kv = kernel_value(k, u * u);
+      double kv = kernel_at_distance(k, u);
       if (squared) kv *= kv;
       const index at = l >= 0 ? l : p + l;
       sig[static_cast<std::size_t>(at)] = kv * std::pow(-u, m);
@@ -159,8 +207,28 @@ binned_data::moments binned_data::compute(const any_kernel& k, int degree, bool 
   return out;
 }
 
-double binned_data::read(const moments& m, const std::vector<double>& v, double x) {
-  const double t = (x - m.lo) / m.delta;
+binned_data::sums binned_data::sum_weights(const std::function<double(double)>& w, double reach,
+                                           double h, double cells_per_h,
+                                           const binned_settings& st) const {
+  const index cells = grid_cells(hi_ - lo_, h, cells_per_h, st);
+  const level& lv = binned_at(cells);
+  const index lags = grid_lags(reach, lv.delta, cells);
+  const index p = next_pow2(cells + lags + 1);
+  fft_plan plan(p);
+  std::vector<double> sig(static_cast<std::size_t>(p), 0.0);
+  for (index l = -lags; l <= lags; ++l)
+    sig[static_cast<std::size_t>(l >= 0 ? l : p + l)] = w(std::abs(double(l) * lv.delta));
+  sums out;
+  out.lo = lo_;
+  out.delta = lv.delta;
+  out.c = lv.c;
+  out.s = plan.convolve(plan.forward(lv.c), plan.forward(sig), cells);
+  out.self = lv.self_a * w(0.0) + lv.self_b * w(lv.delta);
+  return out;
+}
+
+double binned_data::read(double lo, double delta, const std::vector<double>& v, double x) {
+  const double t = (x - lo) / delta;
   const auto last = static_cast<index>(v.size()) - 1;
   auto g = static_cast<index>(std::floor(t));
   g = std::clamp<index>(g, 0, last - 1);

@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <stdexcept>
 
 #include "kernelformer/masks.hpp"
 #include "kernelformer/smooth.hpp"
+#include "regression/kde_binned.hpp"
 
 namespace kf {
 namespace {
@@ -64,6 +66,11 @@ double log_norm(const any_kernel& k, const std::vector<double>& h, double n) {
   return l + 0.5 * double(h.size()) * std::log(2 * std::numbers::pi);
 }
 
+any_kernel with_bandwidth(any_kernel k, double h) {
+  kernel_set_param(k, h);
+  return k;
+}
+
 mask leave_one_out(index m) { return mask::causal(-1) | mask::window(-1, m); }
 
 }  // namespace
@@ -89,10 +96,36 @@ double kernel_integral_1d(const any_kernel& k) {
       n));
 }
 
+double kde_criterion(const any_kernel& kernel, const_matrix_view<double> x,
+                     const std::vector<double>& bandwidth, bandwidth_criterion criterion,
+                     const kde_options& options) {
+  check(kernel, x);
+  const bool cv_ls = criterion == bandwidth_criterion::cv_ls;
+  if (options.exact || x.cols != 1 || x.rows < options.binned_min_n)
+    return cv_ls ? kde_cv_ls(kernel, x, bandwidth) : kde_cv_ml(kernel, x, bandwidth);
+  std::vector<double> col(static_cast<std::size_t>(x.rows));
+  for (index i = 0; i < x.rows; ++i) col[static_cast<std::size_t>(i)] = x(i, 0);
+  detail::kde_binned kb(col);
+  const any_kernel k = with_bandwidth(kernel, bandwidth.at(0));
+  const double z = kernel_integral_1d(kernel);
+  return cv_ls ? kb.cv_ls(k, z, options.cells_per_h) : kb.cv_ml(k, z, options.cells_per_h);
+}
+
+std::string kde_route_name(const kde_fit& fit) {
+  return fit.binned ? "binned (linear binning + FFT)" : "exact (all pairs)";
+}
+
 std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> at) {
   if (at.cols != fit.x.cols())
     throw std::invalid_argument(
         fmt::format("kde: evaluation points have {} columns, data {}", at.cols, fit.x.cols()));
+  if (fit.binned) {
+    std::vector<double> a(static_cast<std::size_t>(at.rows));
+    for (index i = 0; i < at.rows; ++i) a[static_cast<std::size_t>(i)] = at(i, 0);
+    detail::kde_binned kb({fit.x.data(), static_cast<std::size_t>(fit.x.rows())});
+    return kb.density(with_bandwidth(fit.kernel, fit.bandwidth[0]), kernel_integral_1d(fit.kernel),
+                      a, fit.options.cells_per_h);
+  }
   const auto lse = log_sums(fit.kernel, fit.bandwidth, at, fit.x.cview(), mask::none());
   const double ln = log_norm(fit.kernel, fit.bandwidth, double(fit.x.rows()));
   std::vector<double> f(lse.size());
@@ -168,14 +201,28 @@ double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
 
 kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                      bandwidth_criterion criterion, std::vector<double> bandwidth,
-                     const progress_fn& progress) {
+                     const progress_fn& progress, const kde_options& options) {
   check(kernel, x);
   kde_fit f;
   f.kernel = kernel;
   f.criterion = criterion;
+  f.options = options;
+  f.binned = !options.exact && x.cols == 1 && x.rows >= options.binned_min_n;
   f.x = matrix<double>(x.rows, x.cols);
   for (index i = 0; i < x.rows; ++i)
     for (index c = 0; c < x.cols; ++c) f.x(i, c) = x(i, c);
+  std::unique_ptr<detail::kde_binned> kb;
+  if (f.binned)
+    kb = std::make_unique<detail::kde_binned>(
+        std::span<const double>(f.x.data(), static_cast<std::size_t>(x.rows)));
+  const double z = x.cols == 1 ? kernel_integral_1d(kernel) : 0.0;
+  // The criterion on the fit's route, at the search or the final resolution.
+  auto criterion_at = [&](bandwidth_criterion c, const std::vector<double>& h, double cells) {
+    if (!kb)
+      return c == bandwidth_criterion::cv_ls ? kde_cv_ls(kernel, x, h) : kde_cv_ml(kernel, x, h);
+    const any_kernel k = with_bandwidth(kernel, h[0]);
+    return c == bandwidth_criterion::cv_ls ? kb->cv_ls(k, z, cells) : kb->cv_ml(k, z, cells);
+  };
   switch (criterion) {
     case bandwidth_criterion::fixed:
       if (bandwidth.size() == 1 && x.cols > 1)
@@ -195,8 +242,7 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
         throw std::invalid_argument(fmt::format("kde bandwidth by {} needs at least 3 points",
                                                 bandwidth_criterion_name(criterion)));
       auto objective = [&](const std::vector<double>& h) {
-        return criterion == bandwidth_criterion::cv_ml ? kde_cv_ml(kernel, x, h)
-                                                       : kde_cv_ls(kernel, x, h);
+        return criterion_at(criterion, h, options.search_cells_per_h);
       };
       const auto r = bandwidth_search(objective, bandwidth_rule(x, bandwidth_criterion::silverman),
                                       bandwidth_criterion_name(criterion), progress);
@@ -211,8 +257,9 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                       "silverman, scott, cv-ml or cv-ls",
                       bandwidth_criterion_name(criterion)));
   }
-  f.criterion_value = criterion == bandwidth_criterion::cv_ls ? kde_cv_ls(kernel, x, f.bandwidth)
-                                                              : kde_cv_ml(kernel, x, f.bandwidth);
+  f.criterion_value =
+      criterion_at(criterion == bandwidth_criterion::cv_ls ? criterion : bandwidth_criterion::cv_ml,
+                   f.bandwidth, options.cells_per_h);
   return f;
 }
 

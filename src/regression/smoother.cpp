@@ -20,6 +20,7 @@
 
 #include "kernelformer/regression/binned.hpp"
 #include "kernelformer/smooth.hpp"
+#include "regression/knn.hpp"
 
 namespace kf {
 namespace {
@@ -94,14 +95,15 @@ struct local_quantities {
   bool defined = false, fallback = false;
 };
 
-local_quantities from_moments(int degree, double s0, double s1, double s2, double t0, double t1,
-                              double q0, double q1, double q2) {
+// k0 = K(0), the weight of a training point on itself.
+local_quantities from_moments(int degree, double k0, double s0, double s1, double s2, double t0,
+                              double t1, double q0, double q1, double q2) {
   local_quantities r;
-  if (!(s0 > 1e-3)) return r;  // too far from the data for binned precision: exact instead
+  if (!(s0 > 1e-3 * k0)) return r;  // too far from the data for binned precision: exact instead
   r.defined = true;
   r.fit = t0 / s0;
   r.sum_l2 = q0 / (s0 * s0);
-  r.self = 1.0 / s0;  // K(0) = 1 for every binned kernel
+  r.self = k0 / s0;
   if (degree == 0) return r;
   const double det = s0 * s2 - s1 * s1;
   if (!(s2 > 0 && det > 1e-9 * s0 * s2)) {
@@ -110,7 +112,7 @@ local_quantities from_moments(int degree, double s0, double s1, double s2, doubl
   }
   r.fit = (s2 * t0 - s1 * t1) / det;
   r.sum_l2 = (s2 * s2 * q0 - 2 * s1 * s2 * q1 + s1 * s1 * q2) / (det * det);
-  r.self = s2 / det;
+  r.self = k0 * s2 / det;
   return r;
 }
 
@@ -127,7 +129,9 @@ void binned_each(const regression_spec& spec, std::span<const double> x, std::sp
   const binned_data bd(x, y, lo, hi);
   const int degree = spec.method == regression_method::local_linear ? 1 : 0;
   const binned_settings st;
-  const auto m = bd.compute(kernel_with_bandwidth(spec), degree, true, st.cells_per_h, st);
+  const any_kernel k = kernel_with_bandwidth(spec);
+  const double k0 = kernel_at_distance(k, 0.0);
+  const auto m = bd.compute(k, degree, true, st.cells_per_h, st);
   auto rd = [&](const std::vector<double>& v, double at) {
     return v.empty() ? 0.0 : binned_data::read(m, v, at);
   };
@@ -138,7 +142,7 @@ void binned_each(const regression_spec& spec, std::span<const double> x, std::sp
       continue;
     }
     const auto q =
-        from_moments(degree, rd(m.s[0], at), rd(m.s[1], at), rd(m.s[2], at), rd(m.t[0], at),
+        from_moments(degree, k0, rd(m.s[0], at), rd(m.s[1], at), rd(m.s[2], at), rd(m.t[0], at),
                      rd(m.t[1], at), rd(m.q[0], at), rd(m.q[1], at), rd(m.q[2], at));
     fn(i, q.defined ? &q : nullptr);
   }
@@ -172,14 +176,15 @@ regression_eval evaluate_binned(const regression_spec& spec, std::span<const dou
 criterion_values criteria_binned(const regression_spec& spec, const binned_data& bd,
                                  double cells_per_h) {
   const int degree = spec.method == regression_method::local_linear ? 1 : 0;
-  const auto m =
-      bd.compute(kernel_with_bandwidth(spec), degree, false, cells_per_h, binned_settings{});
+  const any_kernel k = kernel_with_bandwidth(spec);
+  const double k0 = kernel_at_distance(k, 0.0);
+  const auto m = bd.compute(k, degree, false, cells_per_h, binned_settings{});
   criterion_values c{0, 0, 0, 0, 0, 0};
   double loo = 0;
   for (std::size_t g = 0; g < m.c.size(); ++g) {
     if (!(m.c[g] > 0)) continue;
-    const auto q = from_moments(degree, m.s[0][g], degree ? m.s[1][g] : 0, degree ? m.s[2][g] : 0,
-                                m.t[0][g], degree ? m.t[1][g] : 0, 0, 0, 0);
+    const auto q = from_moments(degree, k0, m.s[0][g], degree ? m.s[1][g] : 0,
+                                degree ? m.s[2][g] : 0, m.t[0][g], degree ? m.t[1][g] : 0, 0, 0, 0);
     if (!q.defined) return {kInf, kInf, kInf, kInf, kInf, 1};
     const double sq = std::max(m.cyy[g] - 2 * m.cy[g] * q.fit + m.c[g] * q.fit * q.fit, 0.0);
     c.rss += sq;
@@ -207,6 +212,11 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
     throw std::invalid_argument(
         fmt::format("regression: prediction points have {} columns but x has {}", xq.cols, d));
   if (at_training && nq != n) throw std::logic_error("at_training needs xq = x");
+  if (spec.method == regression_method::knn && (spec.k < 1 || spec.k > n))
+    throw std::invalid_argument(
+        fmt::format("knn: k = {} must be in 1..{} (the number of points)", spec.k, n));
+  if (spec.method == regression_method::knn && !spec.exact)
+    return detail::knn_evaluate(spec, x, y, xq, at_training);
   if (use_binned(spec, n, d)) {
     (void)bandwidths(spec, d);  // validates
     std::vector<double> hold;
@@ -387,6 +397,15 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
   return r;
 }
 
+std::string regression_route(const regression_spec& spec, index n, index d) {
+  if (spec.method == regression_method::knn)
+    return spec.exact ? "exact (all pairs, top-k mask)"
+                      : (d == 1 ? "neighbors (sorted, two pointers)" : "neighbors (k-d tree)");
+  if (use_binned(spec, n, d)) return "binned (linear binning + FFT)";
+  if (d == 1 && n >= 2048 && kernel_compact(spec.kernel)) return "exact (sorted keys, support)";
+  return "exact (all pairs)";
+}
+
 criterion_values regression_criteria(const regression_spec& spec, const_matrix_view<double> x,
                                      std::span<const double> y) {
   const index n = x.rows;
@@ -478,6 +497,16 @@ criterion_values fit_diagnostics(regression_fit& f) {
   return cv;
 }
 
+// KNN's leave-one-out drops the point itself: the k nearest other points predict it (not the
+// linear-smoother shortcut (y − ŷ)/(1 − L_ii), which would use k − 1 of them).
+void knn_leave_one_out(regression_fit& f, criterion_values& cv) {
+  auto res = detail::knn_loo_residuals(f.spec, f.x.cview(), f.y);
+  double s = 0;
+  for (double r : res) s += r * r;
+  cv.loo_cv = s / double(res.size());
+  if (f.spec.per_point) f.loo_residuals = std::move(res);
+}
+
 }  // namespace
 
 regression_fit regression_fit_data(regression_spec spec, const_matrix_view<double> x,
@@ -508,7 +537,17 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
   const index n = x.rows, d = x.cols;
   f.criterion = criterion;
   if (spec.method == regression_method::knn) {
-    f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter, given
+    f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter: given, or
+    if (spec.k == 0) {                         // chosen by leave-one-out CV
+      if (n < 3) throw std::invalid_argument("knn: choosing k by LOO-CV needs at least 3 points");
+      const auto curve = detail::knn_loo_cv_curve(spec, x, y, spec.k_max);
+      const auto best = std::min_element(curve.begin(), curve.end());
+      spec.k = static_cast<index>(best - curve.begin()) + 1;
+      for (std::size_t j = 0; j < curve.size(); ++j)
+        f.curve.push_back({double(j + 1), {double(j + 1)}, curve[j]});  // k in both
+      f.criterion = bandwidth_criterion::loo_cv;
+      f.at_search_boundary = spec.k == static_cast<index>(curve.size()) && curve.size() > 1;
+    }
   } else {
     switch (criterion) {
       case bandwidth_criterion::fixed:
@@ -556,7 +595,8 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
     }
   }
   f.spec = spec;
-  const criterion_values cv = fit_diagnostics(f);
+  criterion_values cv = fit_diagnostics(f);
+  if (spec.method == regression_method::knn && !spec.exact) knn_leave_one_out(f, cv);
   double ybar = 0, tss = 0;
   for (double v : y) ybar += v / double(n);
   for (double v : y) tss += (v - ybar) * (v - ybar);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "kernelformer/regression/binned.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "test_util.hpp"
 
@@ -74,6 +75,48 @@ TEST(Binned, PredictionsMatchExactWithinOneMillionthOfTheRange) {
       }
 }
 
+// Every distance kernel but the boxcar takes the binned route; kinks (laplacian at 0, compact
+// kernels at their edge) make the error first-order on the points near them: within 1e-4 of the
+// range of y at the default resolution, the criteria within 1e-3. The boxcar's jump would make
+// it 1e-3: it stays on the exact route.
+TEST(Binned, EveryKernelMatchesExactWithinTenThousandthOfTheRange) {
+  const data d = make(2001, 4);
+  const auto q = test::random_matrix<double>(200, 1, 5, 0, 10);
+  for (const any_kernel& k :
+       {any_kernel(kernel_laplacian{}), any_kernel(kernel_cauchy{}),
+        any_kernel(kernel_rational_quadratic{1.0, 2.0}), any_kernel(kernel_epanechnikov{}),
+        any_kernel(kernel_biweight{}), any_kernel(kernel_triweight{}), any_kernel(kernel_tricube{}),
+        any_kernel(kernel_cosine{})})
+    for (auto m : {regression_method::nw, regression_method::local_linear}) {
+      SCOPED_TRACE(std::string(kernel_name(k)) + (m == regression_method::nw ? " nw" : " ll"));
+      regression_spec s;
+      s.method = m;
+      s.kernel = k;
+      s.bandwidth = {0.3};
+      s.binned_min_n = 1000;
+      regression_spec exact = s;
+      exact.exact = true;
+      const auto fast = regression_evaluate(s, d.x.cview(), d.y, q.cview(), false);
+      const auto ref = regression_evaluate(exact, d.x.cview(), d.y, q.cview(), false);
+      double worst = 0;
+      for (std::size_t i = 0; i < fast.fit.size(); ++i) {
+        ASSERT_EQ(fast.defined[i], ref.defined[i]) << i;
+        if (ref.defined[i]) worst = std::max(worst, std::abs(fast.fit[i] - ref.fit[i]));
+      }
+      EXPECT_LT(worst, 1e-4 * d.yrange);
+      const auto cf = regression_criteria(s, d.x.cview(), d.y);
+      const auto cr = regression_criteria(exact, d.x.cview(), d.y);
+      EXPECT_NEAR(cf.loo_cv, cr.loo_cv, 1e-3 * cr.loo_cv);
+      EXPECT_NEAR(cf.df, cr.df, 1e-3 * cr.df);
+    }
+}
+
+TEST(Binned, TheBoxcarStaysExact) {
+  EXPECT_FALSE(binned_supports(kernel_boxcar{}));
+  EXPECT_TRUE(binned_supports(kernel_tricube{}));
+  EXPECT_FALSE(binned_supports(kernel_exp_dot{}));
+}
+
 TEST(Binned, SearchChoosesTheSameBandwidth) {
   const data d = make(1000, 3);
   for (auto m : {regression_method::nw, regression_method::local_linear}) {
@@ -105,6 +148,7 @@ TEST(SortedWindow, CompactKernelsSortedEqualsUnsorted) {
     s.method = m;
     s.kernel = kernel_epanechnikov{};
     s.bandwidth = {0.2};
+    s.exact = true;  // the exact route (sorted keys), not the binned one
     const auto big = regression_evaluate(s, d.x.cview(), d.y, q.cview(), false);
     const auto tr = regression_evaluate(s, d.x.cview(), d.y, d.x.cview(), true);
     // The same computed point by point without sorting (one query at a time is below the

@@ -9,15 +9,21 @@
 // hat diagonal K(0)·S2/(S0 S2 − S1²), Σℓ² for the standard error — follows from the moments, and
 // the leave-one-out criteria are summed over bins (Σ_i f(x_i) y_i^k ≈ Σ_g f(g) binned y^k), so an
 // evaluation costs O(G log G), not O(n): n enters only through one binning pass per grid size.
-// Error: O((δ/h)²) for a smooth kernel. With the default resolution (h/δ ≥ 1000 for
-// predictions) the fit differs from the exact smoother by < 1e-6 of the range of y (tested).
-// Gaussian kernel only (truncated at 8h: relative weight e^−32): a compact kernel's kink at its
-// support edge makes binning error O(δ/h), so compact kernels take the exact path with sorted
-// keys instead, where the primitive visits only the tiles inside the support. Points whose
-// binned weight is below 1e-3 (farther than ~3.7h from every data point) or that lie outside the
-// data range (local-linear extrapolation amplifies any error) are evaluated exactly.
+// Error: O((δ/h)²) for a kernel smooth on its support; kernels with a kink (laplacian at 0, the
+// compact kernels at their edge) or a jump (boxcar) have a first-order term on the few points
+// near it. With the default resolution (h/δ ≥ 1000 for predictions) the fit differs from the
+// exact smoother by < 1e-6 of the range of y for the gaussian and < 1e-4 for every kernel
+// (tested, kernel by kernel: tests/test_binned.cpp).
+// Every distance kernel but the boxcar is supported (its jump would make binning first-order; it
+// takes the exact route, and density counts it exactly on sorted data). Compact kernels are sampled
+// exactly on their support; the others are truncated where K/K(0) < tail_tolerance (1e-14: the
+// gaussian at 8h, the laplacian at 32h), or not at all when that is beyond the data's span (cauchy,
+// rational quadratic) or the kernel is not monotone (periodic). Points whose binned weight is below
+// 1e-3 K(0) (far from every data point) or that lie outside the data range (local-linear
+// extrapolation amplifies any error) are evaluated exactly by the caller.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -31,16 +37,25 @@ struct binned_settings {
   double cells_per_h = 1000;        // h/δ for predictions
   double search_cells_per_h = 100;  // h/δ while searching a bandwidth
   index max_cells = index(1) << 23;
-  double gaussian_reach = 8.0;  // truncation, in bandwidths
+  double tail_tolerance = 1e-14;  // truncation: K(u)/K(0) below this is left out
 };
 
-// True when the binned path can evaluate this kernel (the gaussian).
+// True when the binned path can evaluate this kernel (every distance kernel but the boxcar).
 bool binned_supports(const any_kernel& k);
+
+// K(d) for a distance kernel with its bandwidth set (the weight, exponentiated if log-domain).
+double kernel_at_distance(const any_kernel& k, double d);
+
+// The distance beyond which the binned path leaves the kernel out (its bandwidth set): the
+// support for a compact kernel, where K/K(0) < tail_tolerance for a monotone one, and +inf for
+// a kernel that does not decay monotonically (periodic) or stays above the tolerance to 1e6 h.
+double binned_reach(const any_kernel& k, double tail_tolerance);
 
 // The data, binned once per grid size and reused across bandwidths. Keeps views of x and y:
 // they must outlive it. [lo, hi] must contain every data point and every point to be read.
 class binned_data {
  public:
+  // y may be empty (density: counts only).
   binned_data(std::span<const double> x, std::span<const double> y, double lo, double hi);
   ~binned_data();
   binned_data(const binned_data&) = delete;
@@ -58,8 +73,24 @@ class binned_data {
   moments compute(const any_kernel& k, int degree, bool with_q, double cells_per_h,
                   const binned_settings& st) const;
 
-  // Linear interpolation of a grid quantity at x.
-  static double read(const moments& m, const std::vector<double>& v, double x);
+  // Σ_j w(|x_j − g|) at every grid node g of a grid with h/δ ≥ cells_per_h, for a weight w of
+  // the distance that is 0 beyond `reach` (+inf: never): the density path's sums (w = K) and
+  // least-squares CV's ∫f̂² (w = K∗K). Also the binned self-weight Σ_i ŵ_i(x_i) of the data,
+  // what the sum at the data points holds of each point's own weight w(0).
+  struct sums {
+    double lo = 0, delta = 0;
+    std::vector<double> s;
+    std::span<const double> c;
+    double self = 0;
+  };
+  sums sum_weights(const std::function<double(double)>& w, double reach, double h,
+                   double cells_per_h, const binned_settings& st) const;
+
+  // Linear interpolation of a grid quantity at x (grid from lo, spacing delta).
+  static double read(double lo, double delta, const std::vector<double>& v, double x);
+  static double read(const moments& m, const std::vector<double>& v, double x) {
+    return read(m.lo, m.delta, v, x);
+  }
 
   double lo() const { return lo_; }
   double hi() const { return hi_; }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "kernelformer/kernels.hpp"
@@ -19,7 +20,20 @@
 
 namespace kf {
 
+// Routes: exact sums over all pairs (the primitive), or — 1-D, n ≥ binned_min_n — linear
+// binning + FFT for every kernel (src/regression/kde_binned.hpp: density within 1e-4 of the
+// exact one relative to its maximum at the default resolution, and exact where it is below
+// 1e-3 of K(0)/(n h Z), so the tails keep their relative precision).
+struct kde_options {
+  bool exact = false;  // force the exact route
+  index binned_min_n = 5000;
+  double cells_per_h = 500;         // h/δ of the grid for the density and the final criterion
+  double search_cells_per_h = 100;  // h/δ while searching a bandwidth
+};
+
 struct kde_fit {
+  kde_options options;
+  bool binned = false;  // the route that ran (and that kde_evaluate takes)
   any_kernel kernel = kernel_gaussian{};
   std::vector<double> bandwidth;  // per column
   matrix<double> x;
@@ -35,7 +49,16 @@ double kernel_integral_1d(const any_kernel& k);
 
 kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                      bandwidth_criterion criterion, std::vector<double> bandwidth = {},
-                     const progress_fn& progress = {});
+                     const progress_fn& progress = {}, const kde_options& options = {});
+
+// The criterion (cv_ml or cv_ls) at a bandwidth on the route kde_fit_data would take for these
+// options (binned: at options.cells_per_h).
+double kde_criterion(const any_kernel& kernel, const_matrix_view<double> x,
+                     const std::vector<double>& bandwidth, bandwidth_criterion criterion,
+                     const kde_options& options = {});
+
+// "binned (linear binning + FFT)" or "exact (all pairs)".
+std::string kde_route_name(const kde_fit& fit);
 
 // f̂ at the rows of at.
 std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> at);

@@ -30,10 +30,14 @@ struct regression_spec {
   regression_method method = regression_method::nw;
   any_kernel kernel = kernel_gaussian{};  // nw, local_linear: any distance kernel
   std::vector<double> bandwidth;          // one per column of x, or one for all (nw, ll)
-  index k = 10;                           // knn
+  index k = 10;                           // knn; 0: choose k by leave-one-out CV in 1..k_max
+  index k_max = 100;                      // knn: the largest k the LOO-CV search tries
   bool knn_distance_weights = false;      // knn: weights 1/|x − x_j| instead of uniform
-  // 1-D nw/local-linear with n ≥ binned_min_n and the gaussian kernel use the binned fast path
-  // (regression/binned.hpp: error < 1e-6 of the range of y); exact = true never does.
+  // Routes (regression_route names the one taken): 1-D nw/local-linear with n ≥ binned_min_n and
+  // any kernel but the boxcar take the binned fast path (regression/binned.hpp: error < 1e-6 of
+  // the range of y for the gaussian, < 1e-4 for the others); knn takes the sorted/k-d tree
+  // neighbor search (src/regression/knn.hpp). exact = true takes the primitive over all pairs
+  // (compact kernels in 1-D: over sorted keys, visiting only tiles inside the support).
   bool exact = false;
   index binned_min_n = 5000;
   // The fit keeps per-point diagnostics (fitted values, hat diagonal, LOO residuals: n values
@@ -58,6 +62,9 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
                                     std::span<const double> y, const_matrix_view<double> xq,
                                     bool at_training);
 
+// The route regression_evaluate takes for this spec and data size, in words.
+std::string regression_route(const regression_spec& spec, index n, index d);
+
 struct regression_fit {
   regression_spec spec;  // with the chosen bandwidth
   matrix<double> x;
@@ -66,7 +73,7 @@ struct regression_fit {
   double criterion_value = 0;          // LOO-CV: mean squared LOO residual; GCV; AICc; else LOO-CV
   bool at_search_boundary = false;     // the optimum sat at an end of the searched range
   std::vector<criterion_point> curve;  // the criterion over the searched grid
-  std::vector<double> fitted, loo_residuals, hat_diag;
+  std::vector<double> fitted, loo_residuals, hat_diag;  // knn: LOO drops the point itself
   double df = 0, rss = 0, r2 = 0, sigma2 = 0, loo_cv = 0, gcv = 0, aicc = 0;
   index undefined = 0;
 };

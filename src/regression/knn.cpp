@@ -1,0 +1,236 @@
+// k nearest neighbors by a sorted copy (1-D) or a k-d tree (nanoflann), see knn.hpp.
+#include "regression/knn.hpp"
+
+#include <nanoflann.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace kf::detail {
+namespace {
+
+// nanoflann's view of the training rows.
+struct cloud {
+  const_matrix_view<double> x;
+  std::size_t kdtree_get_point_count() const { return static_cast<std::size_t>(x.rows); }
+  double kdtree_get_pt(std::size_t i, std::size_t c) const {
+    return x(static_cast<index>(i), static_cast<index>(c));
+  }
+  template <class box>
+  bool kdtree_get_bbox(box&) const {
+    return false;
+  }
+};
+
+using kd_tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, cloud>,
+                                                    cloud, -1, std::size_t>;
+
+// The weighted mean of y over a neighbor list (uniform, or 1/distance with exact matches
+// taking all the weight), Σℓ², and the weight of row `self` (−1: none).
+struct neighbor_fit {
+  double fit = 0, sum_l2 = 0, self = 0;
+};
+
+neighbor_fit fit_from(const index* idx, const double* dist, index k, std::span<const double> y,
+                      bool distance_weights, index self) {
+  neighbor_fit r;
+  index zeros = 0;
+  if (distance_weights)
+    while (zeros < k && dist[zeros] == 0) ++zeros;
+  if (!distance_weights || zeros > 0) {  // uniform over all k, or over the exact matches
+    const index m = distance_weights ? zeros : k;
+    for (index j = 0; j < m; ++j) {
+      r.fit += y[static_cast<std::size_t>(idx[j])];
+      if (idx[j] == self) r.self = 1.0 / double(m);
+    }
+    r.fit /= double(m);
+    r.sum_l2 = 1.0 / double(m);
+    return r;
+  }
+  double sw = 0, swy = 0, sw2 = 0;
+  for (index j = 0; j < k; ++j) {
+    const double w = 1.0 / dist[j];
+    sw += w;
+    swy += w * y[static_cast<std::size_t>(idx[j])];
+    sw2 += w * w;
+  }
+  r.fit = swy / sw;
+  r.sum_l2 = sw2 / (sw * sw);
+  return r;
+}
+
+// Drops row `self` from a neighbor list of length m (or, if it is not there, the last entry, or
+// an exact duplicate of it when the list has one): what is left are the nearest other points.
+index drop_self(index* idx, double* dist, index m, index self) {
+  index at = m - 1;
+  for (index j = 0; j < m; ++j)
+    if (idx[j] == self) {
+      at = j;
+      break;
+    }
+  for (index j = at; j + 1 < m; ++j) idx[j] = idx[j + 1], dist[j] = dist[j + 1];
+  return m - 1;
+}
+
+}  // namespace
+
+struct knn_search::tree {
+  cloud pts;
+  kd_tree kd;
+  tree(const_matrix_view<double> x, index d)
+      : pts{x}, kd(static_cast<int>(d), pts, nanoflann::KDTreeSingleIndexAdaptorParams(16)) {}
+};
+
+knn_search::knn_search(const_matrix_view<double> x) : n_(x.rows), d_(x.cols) {
+  if (d_ == 1) {
+    order_.resize(static_cast<std::size_t>(n_));
+    std::iota(order_.begin(), order_.end(), index(0));
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](index a, index b) { return x(a, 0) < x(b, 0); });
+    sorted_.resize(order_.size());
+    for (std::size_t i = 0; i < order_.size(); ++i) sorted_[i] = x(order_[i], 0);
+  } else {
+    tree_ = std::make_unique<tree>(x, d_);
+  }
+}
+
+knn_search::~knn_search() = default;
+
+index knn_search::query(const double* q, index k, index* idx, double* dist) const {
+  k = std::min(k, n_);
+  if (d_ == 1) {
+    const double a = q[0];
+    const auto s = std::span<const double>(sorted_);
+    auto r = static_cast<index>(std::lower_bound(s.begin(), s.end(), a) - s.begin());
+    index l = r - 1;
+    for (index j = 0; j < k; ++j) {
+      const double dl = l >= 0 ? a - sorted_[static_cast<std::size_t>(l)]
+                               : std::numeric_limits<double>::infinity();
+      const double dr = r < n_ ? sorted_[static_cast<std::size_t>(r)] - a
+                               : std::numeric_limits<double>::infinity();
+      if (dl <= dr) {
+        idx[j] = order_[static_cast<std::size_t>(l--)];
+        dist[j] = dl;
+      } else {
+        idx[j] = order_[static_cast<std::size_t>(r++)];
+        dist[j] = dr;
+      }
+    }
+    return k;
+  }
+  std::vector<std::size_t> id(static_cast<std::size_t>(k));
+  const std::size_t got = tree_->kd.knnSearch(q, static_cast<std::size_t>(k), id.data(), dist);
+  for (std::size_t j = 0; j < got; ++j) {
+    idx[j] = static_cast<index>(id[j]);
+    dist[j] = std::sqrt(dist[j]);
+  }
+  return static_cast<index>(got);
+}
+
+regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<double> x,
+                             std::span<const double> y, const_matrix_view<double> xq,
+                             bool at_training) {
+  const knn_search search(x);
+  const index nq = xq.rows, k = spec.k;
+  regression_eval r;
+  const auto nqu = static_cast<std::size_t>(nq);
+  r.fit.assign(nqu, 0.0);
+  r.sum_l2.assign(nqu, 0.0);
+  r.defined.assign(nqu, 1);
+  if (at_training) r.self_weight.assign(nqu, 0.0);
+#pragma omp parallel
+  {
+    std::vector<index> idx(static_cast<std::size_t>(k));
+    std::vector<double> dist(static_cast<std::size_t>(k)), q(static_cast<std::size_t>(xq.cols));
+#pragma omp for schedule(static)
+    for (index i = 0; i < nq; ++i) {
+      for (index c = 0; c < xq.cols; ++c) q[static_cast<std::size_t>(c)] = xq(i, c);
+      const index m = search.query(q.data(), k, idx.data(), dist.data());
+      const auto f =
+          fit_from(idx.data(), dist.data(), m, y, spec.knn_distance_weights, at_training ? i : -1);
+      const auto iu = static_cast<std::size_t>(i);
+      r.fit[iu] = f.fit;
+      r.sum_l2[iu] = f.sum_l2;
+      if (at_training) r.self_weight[iu] = f.self;
+    }
+  }
+  return r;
+}
+
+std::vector<double> knn_loo_residuals(const regression_spec& spec, const_matrix_view<double> x,
+                                      std::span<const double> y) {
+  const knn_search search(x);
+  const index n = x.rows, k = std::min(spec.k, n - 1);
+  std::vector<double> res(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
+  if (k < 1) return res;
+#pragma omp parallel
+  {
+    std::vector<index> idx(static_cast<std::size_t>(k + 1));
+    std::vector<double> dist(static_cast<std::size_t>(k + 1)), q(static_cast<std::size_t>(x.cols));
+#pragma omp for schedule(static)
+    for (index i = 0; i < n; ++i) {
+      for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
+      index m = search.query(q.data(), k + 1, idx.data(), dist.data());
+      m = drop_self(idx.data(), dist.data(), m, i);
+      const auto f = fit_from(idx.data(), dist.data(), m, y, spec.knn_distance_weights, -1);
+      res[static_cast<std::size_t>(i)] = y[static_cast<std::size_t>(i)] - f.fit;
+    }
+  }
+  return res;
+}
+
+std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const_matrix_view<double> x,
+                                     std::span<const double> y, index k_max) {
+  const knn_search search(x);
+  const index n = x.rows;
+  k_max = std::min(k_max, n - 1);
+  std::vector<double> total(static_cast<std::size_t>(std::max<index>(k_max, 0)), 0.0);
+  if (k_max < 1) return total;
+#pragma omp parallel
+  {
+    std::vector<double> local(total.size(), 0.0);
+    std::vector<index> idx(static_cast<std::size_t>(k_max + 1));
+    std::vector<double> dist(static_cast<std::size_t>(k_max + 1)),
+        q(static_cast<std::size_t>(x.cols));
+#pragma omp for schedule(static)
+    for (index i = 0; i < n; ++i) {
+      for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
+      index m = search.query(q.data(), k_max + 1, idx.data(), dist.data());
+      m = drop_self(idx.data(), dist.data(), m, i);
+      const double yi = y[static_cast<std::size_t>(i)];
+      if (!spec.knn_distance_weights) {
+        double sy = 0;
+        for (index j = 0; j < m; ++j) {
+          sy += y[static_cast<std::size_t>(idx[static_cast<std::size_t>(j)])];
+          const double r = yi - sy / double(j + 1);
+          local[static_cast<std::size_t>(j)] += r * r;
+        }
+        continue;
+      }
+      // 1/distance weights; exact matches (first in the list) take all the weight.
+      double sy0 = 0, sw = 0, swy = 0;
+      index zeros = 0;
+      for (index j = 0; j < m; ++j) {
+        const double d = dist[static_cast<std::size_t>(j)];
+        const double yj = y[static_cast<std::size_t>(idx[static_cast<std::size_t>(j)])];
+        if (d == 0) {
+          ++zeros;
+          sy0 += yj;
+        } else {
+          sw += 1 / d;
+          swy += yj / d;
+        }
+        const double f = zeros > 0 ? sy0 / double(zeros) : swy / sw;
+        local[static_cast<std::size_t>(j)] += (yi - f) * (yi - f);
+      }
+    }
+#pragma omp critical
+    for (std::size_t j = 0; j < total.size(); ++j) total[j] += local[j];
+  }
+  for (double& v : total) v /= double(n);
+  return total;
+}
+
+}  // namespace kf::detail

@@ -1,0 +1,50 @@
+// KNN regression without all pairs: the k nearest training points of each query from a sorted
+// copy (1-D: binary search, then two pointers outward, O(log n + k)) or a k-d tree (d ≥ 2:
+// nanoflann, O(k log n) per query for moderate d), queries run in parallel (OpenMP).
+// The reference is the primitive with a top-k-by-distance mask (regression_spec::exact), tied to
+// this route by tests. Ties in distance may pick different (equidistant) neighbors.
+// Leave-one-out drops the point itself (k nearest *other* points), and k can be chosen by LOO-CV
+// over 1..k_max from one neighbor search of k_max + 1 (prefix sums over the neighbor lists).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "kernelformer/regression/smoother.hpp"
+#include "kernelformer/tensor.hpp"
+
+namespace kf::detail {
+
+class knn_search {
+ public:
+  explicit knn_search(const_matrix_view<double> x);  // x must outlive this object
+  ~knn_search();
+  knn_search(const knn_search&) = delete;
+  knn_search& operator=(const knn_search&) = delete;
+  // The min(k, n) nearest training rows of q (length d), nearest first: indices and Euclidean
+  // distances. Returns how many were written.
+  index query(const double* q, index k, index* idx, double* dist) const;
+  index size() const { return n_; }
+
+ private:
+  struct tree;
+  index n_, d_;
+  std::vector<double> sorted_;  // 1-D: values, ascending
+  std::vector<index> order_;    // 1-D: their rows
+  std::unique_ptr<tree> tree_;  // d ≥ 2
+};
+
+regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<double> x,
+                             std::span<const double> y, const_matrix_view<double> xq,
+                             bool at_training);
+
+// y_i minus the prediction from the k nearest other points, for every i.
+std::vector<double> knn_loo_residuals(const regression_spec& spec, const_matrix_view<double> x,
+                                      std::span<const double> y);
+
+// Mean squared leave-one-out residual for k = 1..k_max (entry k − 1).
+std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const_matrix_view<double> x,
+                                     std::span<const double> y, index k_max);
+
+}  // namespace kf::detail
