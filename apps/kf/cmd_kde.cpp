@@ -82,6 +82,8 @@ void run(const kde_options& o) {
   if (o.grid < 2) throw user_error("--grid must be at least 2");
 
   const auto xcols = split_list(o.x, "--x");
+  stopwatch clock;
+  nlohmann::json seconds;
   const io::csv_table table =
       o.data.empty() ? builtin_bimodal() : read_data_columns(o.data, xcols, o.na, o.quiet);
   matrix<double> x;
@@ -92,6 +94,7 @@ void run(const kde_options& o) {
   }
   if (!o.plot.empty() && x.cols() != 1)
     throw user_error("--plot draws 1-D densities (one --x column)");
+  seconds["read"] = clock.lap();
   kde_fit fit;
   {
     progress_bar bar("choosing the bandwidth");
@@ -124,19 +127,29 @@ void run(const kde_options& o) {
     for (index c = 0; c < d; ++c) total *= double(o.grid);
     if (total > 1e6) throw user_error("--grid: too many points in this many dimensions; use --at");
     at = matrix<double>(static_cast<index>(total), d);
+    std::vector<double> lo(static_cast<std::size_t>(d)), hi(static_cast<std::size_t>(d));
+    for (index c = 0; c < d; ++c) {
+      const auto cu = static_cast<std::size_t>(c);
+      lo[cu] = hi[cu] = x(0, c);
+      for (index i = 0; i < x.rows(); ++i)
+        lo[cu] = std::min(lo[cu], x(i, c)), hi[cu] = std::max(hi[cu], x(i, c));
+      const double pad = 3 * fit.bandwidth[cu];
+      lo[cu] -= pad;
+      hi[cu] += pad;
+    }
     for (index r = 0; r < at.rows(); ++r) {
       index rest = r;
       for (index c = d - 1; c >= 0; --c) {
-        double lo = x(0, c), hi = x(0, c);
-        for (index i = 0; i < x.rows(); ++i) lo = std::min(lo, x(i, c)), hi = std::max(hi, x(i, c));
-        const double pad = 3 * fit.bandwidth[static_cast<std::size_t>(c)];
+        const auto cu = static_cast<std::size_t>(c);
         const index k = rest % o.grid;
         rest /= o.grid;
-        at(r, c) = lo - pad + (hi - lo + 2 * pad) * double(k) / double(o.grid - 1);
+        at(r, c) = lo[cu] + (hi[cu] - lo[cu]) * double(k) / double(o.grid - 1);
       }
     }
   }
+  seconds["fit"] = clock.lap();
   const auto dens = kde_evaluate(fit, at.cview());
+  seconds["evaluate"] = clock.lap();
 
   io::atomic_writer writer;
   if (!o.out.empty()) {
@@ -161,6 +174,7 @@ void run(const kde_options& o) {
   js["df"] = nullptr;  // not defined for a density estimate
   js["at_search_boundary"] = fit.at_search_boundary;
   js["route"] = kde_route_name(fit);
+  js["seconds"] = seconds;  // read (the data), fit (bandwidth and criterion), evaluate
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
   if (!o.plot.empty()) {
     viz::figure f;

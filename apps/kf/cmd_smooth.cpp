@@ -168,6 +168,8 @@ void run(const smooth_options& o) {
   const auto xcols = split_list(o.x, "--x");
   std::vector<std::string> used = xcols;
   used.push_back(o.y);
+  stopwatch clock;
+  nlohmann::json seconds;
   io::csv_table table =
       o.data.empty() ? builtin_sinusoid() : read_data_columns(o.data, used, o.na, o.quiet);
   matrix<double> x;
@@ -185,9 +187,11 @@ void run(const smooth_options& o) {
     throw user_error("--bandwidth does not apply to knn (its smoothing parameter is --k)");
   if (!o.plot.empty() && x.cols() != 1) throw user_error("--plot draws 1-D fits (one --x column)");
 
+  seconds["read"] = clock.lap();
   regression_fit fit;
   {
-    progress_bar bar("choosing the bandwidth");
+    progress_bar bar(spec.method == regression_method::knn ? "choosing k"
+                                                           : "choosing the bandwidth");
     try {
       fit = regression_fit_data(spec, std::move(x), std::move(y), crit,
                                 [&](int done, int total) { bar.update(done, total); });
@@ -198,8 +202,16 @@ void run(const smooth_options& o) {
   if ((!o.plot_criterion.empty() || !o.criterion_csv.empty()) && fit.curve.empty())
     throw user_error(
         "--plot-criterion/--criterion-csv need a searched bandwidth (--bandwidth cv, gcv or aic)");
-  const matrix<double> at = prediction_points(o, fit.x, xcols);
+  seconds["fit"] = clock.lap();
+  matrix<double> at = prediction_points(o, fit.x, xcols);
+  if (o.out.empty() && o.plot.empty()) {  // only the 9-row preview is printed
+    matrix<double> nine(9, at.cols());
+    for (index r = 0; r < 9; ++r)
+      for (index c = 0; c < at.cols(); ++c) nine(r, c) = at(r * (at.rows() - 1) / 8, c);
+    at = std::move(nine);
+  }
   const regression_prediction pred = regression_predict(fit, at.cview());
+  seconds["predict"] = clock.lap();
 
   // Outputs, staged together.
   io::atomic_writer writer;
@@ -241,6 +253,7 @@ void run(const smooth_options& o) {
   js["aicc"] = fit.aicc;
   js["at_search_boundary"] = fit.at_search_boundary;
   js["undefined_points"] = pred.undefined;
+  js["seconds"] = seconds;  // read (the data), fit (parameter, criteria), predict
   js["route"] = regression_route(fit.spec, fit.x.rows(), fit.x.cols());
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
   if (!o.plot.empty()) {
@@ -304,7 +317,10 @@ void run(const smooth_options& o) {
                                           ? bandwidth_criterion::loo_cv
                                           : fit.criterion),
              fit.criterion_value, fit.df, fit.r2, std::sqrt(fit.sigma2));
-  if (fit.at_search_boundary)
+  if (fit.at_search_boundary && spec.method == regression_method::knn)
+    fmt::print(stderr, "kf smooth: warning: the best k is the largest tried ({}); raise --k-max\n",
+               fit.spec.k);
+  else if (fit.at_search_boundary)
     fmt::print(stderr,
                "kf smooth: warning: the best bandwidth is at the edge of the searched range "
                "(0.01–10 × Silverman); the criterion may keep falling beyond it\n");

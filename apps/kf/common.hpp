@@ -2,6 +2,8 @@
 // file, row and column; encoding outputs by extension; the one-line error convention.
 #pragma once
 
+#include <chrono>
+
 #include <CLI/CLI.hpp>
 
 #include <optional>
@@ -103,6 +105,20 @@ class progress_bar {
 std::string criterion_plot(const std::vector<criterion_point>& curve, double chosen_h,
                            double chosen_value, const std::string& criterion, bool multi_column,
                            const std::string& path, const std::string& parameter = "bandwidth h");
+
+// Seconds since construction or the previous lap (the summaries' "seconds" breakdown).
+class stopwatch {
+ public:
+  double lap() {
+    const auto t = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(t - t0_).count();
+    t0_ = t;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
 
 // Every stride-th of n points goes into a scatter or rug plot, at most about max_points of them
 // (an SVG of 10^7 circles helps nobody).

@@ -12,14 +12,18 @@ namespace {
 
 // numpy.percentile's default (linear interpolation between order statistics), reordering v in
 // place: the two order statistics by selection (O(n), no copy; the same values as a full sort).
-double percentile(std::vector<double>& v, double q) {
-  const double pos = q / 100.0 * double(v.size() - 1);
+// The value at fractional order position pos of v (linear interpolation), reordering v.
+double percentile_at(std::vector<double>& v, double pos) {
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const auto at = v.begin() + static_cast<std::ptrdiff_t>(lo);
   std::nth_element(v.begin(), at, v.end());
   const double a = *at;
   const double b = lo + 1 < v.size() ? *std::min_element(at + 1, v.end()) : a;
   return a + (pos - double(lo)) * (b - a);
+}
+
+double percentile(std::vector<double>& v, double q) {
+  return percentile_at(v, q / 100.0 * double(v.size() - 1));
 }
 
 constexpr int kGrid = 41;
@@ -83,7 +87,14 @@ std::vector<double> bandwidth_rule(const_matrix_view<double> x, bandwidth_criter
     double ss = 0;
     for (double v : col) ss += (v - mean) * (v - mean);
     const double sd = std::sqrt(ss / double(n - 1));
-    const double iqr = (percentile(col, 75) - percentile(col, 25)) / 1.349;
+    // The 75th percentile's selection leaves the lower quartile in the part before it.
+    const double q75 = percentile(col, 75);
+    // (the order statistics at ⌊pos25⌋ and ⌊pos25⌋ + 1 are among the ⌊pos75⌋ + 1 smallest).
+    const auto lo75 = static_cast<std::size_t>(std::floor(0.75 * double(n - 1)));
+    if (static_cast<std::size_t>(std::floor(0.25 * double(n - 1))) + 1 <= lo75)
+      col.resize(lo75 + 1);
+    const double q25 = percentile_at(col, 25.0 / 100.0 * double(n - 1));
+    const double iqr = (q75 - q25) / 1.349;
     const double a = iqr > 0 ? std::min(sd, iqr) : sd;
     if (!(a > 0))
       throw std::invalid_argument(

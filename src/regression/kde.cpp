@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -122,9 +123,20 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
   if (fit.binned) {
     std::vector<double> a(static_cast<std::size_t>(at.rows));
     for (index i = 0; i < at.rows; ++i) a[static_cast<std::size_t>(i)] = at(i, 0);
-    detail::kde_binned kb({fit.x.data(), static_cast<std::size_t>(fit.x.rows())});
-    return kb.density(with_bandwidth(fit.kernel, fit.bandwidth[0]), kernel_integral_1d(fit.kernel),
-                      a, fit.options.cells_per_h);
+    // The grid covers the evaluation points within the kernel's reach of the data (at most the
+    // data's span beyond it); points farther out are summed exactly.
+    const std::span<const double> xs(fit.x.data(), static_cast<std::size_t>(fit.x.rows()));
+    const auto [xlo, xhi] = std::minmax_element(xs.begin(), xs.end());
+    const any_kernel k = with_bandwidth(fit.kernel, fit.bandwidth[0]);
+    const double reach = std::min(binned_reach(k, binned_settings{}.tail_tolerance),
+                                  std::max(*xhi - *xlo, fit.bandwidth[0]));
+    double lo = *xlo, hi = *xhi;
+    for (double v : a) {
+      if (v < lo && v >= *xlo - reach) lo = v;
+      if (v > hi && v <= *xhi + reach) hi = v;
+    }
+    detail::kde_binned kb(xs, lo, hi);
+    return kb.density(k, kernel_integral_1d(fit.kernel), a, fit.options.cells_per_h);
   }
   const auto lse = log_sums(fit.kernel, fit.bandwidth, at, fit.x.cview(), mask::none());
   const double ln = log_norm(fit.kernel, fit.bandwidth, double(fit.x.rows()));

@@ -105,7 +105,15 @@ double kernel_self_convolution(const any_kernel& k, double t) {
 }
 
 kde_binned::kde_binned(std::span<const double> x)
-    : x_(x), bd_(x, {}, range_of(x).first, range_of(x).second) {}
+    : kde_binned(x, std::numeric_limits<double>::infinity(),
+                 -std::numeric_limits<double>::infinity()) {}
+
+kde_binned::kde_binned(std::span<const double> x, double lo, double hi)
+    : kde_binned(x, range_of(x), lo, hi) {}
+
+kde_binned::kde_binned(std::span<const double> x, std::pair<double, double> range, double lo,
+                       double hi)
+    : x_(x), bd_(x, {}, std::min(lo, range.first), std::max(hi, range.second)) {}
 
 std::span<const double> kde_binned::sorted() {
   if (sorted_.empty()) {

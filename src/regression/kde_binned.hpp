@@ -16,6 +16,7 @@
 #pragma once
 
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "kernelformer/kernels.hpp"
@@ -25,8 +26,10 @@ namespace kf::detail {
 
 class kde_binned {
  public:
-  // x (1-D data) must outlive this object.
+  // x (1-D data) must outlive this object. The grid spans the data, widened to [lo, hi] when
+  // given (densities are then read from the grid out there too).
   explicit kde_binned(std::span<const double> x);
+  kde_binned(std::span<const double> x, double lo, double hi);
 
   // f̂ at each point of `at`, for kernel k with its bandwidth set; z = ∫K over the line at h = 1.
   std::vector<double> density(const any_kernel& k, double z, std::span<const double> at,
@@ -38,6 +41,7 @@ class kde_binned {
   index exact_points() const { return exact_points_; }
 
  private:
+  kde_binned(std::span<const double> x, std::pair<double, double> range, double lo, double hi);
   std::span<const double> sorted();
   // log Σ_j K(|a − x_j|) over all j (leave_one_out: one j with x_j = a left out); −inf if 0.
   double exact_log_sum(const any_kernel& k, double a, bool leave_one_out);
