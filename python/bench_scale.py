@@ -38,7 +38,7 @@ class kf_run:
         with tempfile.TemporaryFile("w+") as out:
             t0 = time.perf_counter()
             p = subprocess.Popen(args + ["--summary", summary], stdout=out, stderr=out)
-            _, status, usage = os.wait4(p.pid, 0)  # this child's own peak RSS
+            _, status, _ = os.wait4(p.pid, 0)
             self.wall = time.perf_counter() - t0
             p.returncode = os.waitstatus_to_exitcode(status)
             if p.returncode != 0:
@@ -46,9 +46,10 @@ class kf_run:
                 raise RuntimeError(f"{' '.join(args)} failed: {out.read().strip()[:300]}")
         with open(summary) as f:
             js = json.load(f)
+        self.seconds = js["seconds"]
         self.compute = sum(v for k, v in js["seconds"].items() if k != "read")
         self.route = js.get("route", "")
-        self.rss = usage.ru_maxrss / 1024
+        self.rss = js["peak_rss_mib"]  # kf's own (a forked child's counts the parent's pages)
 
 
 def row(case, n, r, peer="", t_peer=0.0):
@@ -129,11 +130,19 @@ def main():
                           ["x"] if d == 1 else [f"x{c}" for c in range(d)])
                 r = kf_run([a.kf, "smooth", path, "--x", xs, "--method", "knn", "--k", "10",
                             "--at", qpath, "--out", os.path.join(tmp, "p.csv")], tmp)
+                predict_s = r.compute
+                r.compute = r.seconds["fit"]
+                row(f"knn {d}-D, k=10, fit (fitted values, n LOO residuals)", n, r)
+                sk = KNeighborsRegressor(n_neighbors=10, algorithm="kd_tree")
                 t0 = time.perf_counter()
-                KNeighborsRegressor(n_neighbors=10, algorithm="kd_tree").fit(x, y).predict(q)
-                t_sk = time.perf_counter() - t0
-                row(f"knn {d}-D, k=10, fit (with n LOO residuals) + predict at {m:,}", n, r,
-                    "sklearn KNeighborsRegressor kd_tree, fit + predict", t_sk)
+                sk.fit(x, y)
+                t_fit = time.perf_counter() - t0
+                sk.predict(q)
+                t_pred = time.perf_counter() - t0 - t_fit
+                r.compute = predict_s - r.seconds["fit"]
+                row(f"knn {d}-D, k=10, predict at {m:,} (kf: with building its search)", n, r,
+                    f"sklearn KNeighborsRegressor kd_tree predict (fit {t_fit:.2f} s apart)",
+                    t_pred)
     return 0
 
 

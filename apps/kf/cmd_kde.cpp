@@ -174,7 +174,8 @@ void run(const kde_options& o) {
   js["df"] = nullptr;  // not defined for a density estimate
   js["at_search_boundary"] = fit.at_search_boundary;
   js["route"] = kde_route_name(fit);
-  js["seconds"] = seconds;  // read (the data), fit (bandwidth and criterion), evaluate
+  js["seconds"] = seconds;
+  js["peak_rss_mib"] = peak_rss_mib();  // read (the data), fit (bandwidth and criterion), evaluate
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
   if (!o.plot.empty()) {
     viz::figure f;

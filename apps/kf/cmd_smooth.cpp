@@ -253,7 +253,8 @@ void run(const smooth_options& o) {
   js["aicc"] = fit.aicc;
   js["at_search_boundary"] = fit.at_search_boundary;
   js["undefined_points"] = pred.undefined;
-  js["seconds"] = seconds;  // read (the data), fit (parameter, criteria), predict
+  js["seconds"] = seconds;
+  js["peak_rss_mib"] = peak_rss_mib();  // read (the data), fit (parameter, criteria), predict
   js["route"] = regression_route(fit.spec, fit.x.rows(), fit.x.cols());
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
   if (!o.plot.empty()) {

@@ -1,5 +1,7 @@
 #include "common.hpp"
 
+#include <sys/resource.h>
+
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -170,6 +172,12 @@ void stage_output(io::atomic_writer& writer, const std::string& path, const_matr
 template void stage_output<float>(io::atomic_writer&, const std::string&, const_matrix_view<float>);
 template void stage_output<double>(io::atomic_writer&, const std::string&,
                                    const_matrix_view<double>);
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) / 1024.0;  // KiB on Linux
+}
 
 namespace {
 double now_seconds() {

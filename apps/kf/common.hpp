@@ -120,6 +120,9 @@ class stopwatch {
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
 
+// This process's peak resident memory so far, in MiB (the summaries' "peak_rss_mib").
+double peak_rss_mib();
+
 // Every stride-th of n points goes into a scatter or rug plot, at most about max_points of them
 // (an SVG of 10^7 circles helps nobody).
 inline std::size_t plot_stride(std::size_t n, std::size_t max_points = 5000) {

@@ -93,6 +93,7 @@ knn_search::knn_search(const_matrix_view<double> x) : n_(x.rows), d_(x.cols) {
     for (std::size_t i = 0; i < order_.size(); ++i) sorted_[i] = x(order_[i], 0);
   } else {
     tree_ = std::make_unique<tree>(x, d_);
+    order_.assign(tree_->kd.vAcc.begin(), tree_->kd.vAcc.end());
   }
 }
 
@@ -120,12 +121,12 @@ index knn_search::query(const double* q, index k, index* idx, double* dist) cons
     }
     return k;
   }
-  std::vector<std::size_t> id(static_cast<std::size_t>(k));
-  const std::size_t got = tree_->kd.knnSearch(q, static_cast<std::size_t>(k), id.data(), dist);
-  for (std::size_t j = 0; j < got; ++j) {
-    idx[j] = static_cast<index>(id[j]);
-    dist[j] = std::sqrt(dist[j]);
-  }
+  // index and std::size_t are the signed and unsigned forms of one type: the tree writes the
+  // rows straight into idx (they are < n, so the values are the same).
+  static_assert(sizeof(index) == sizeof(std::size_t));
+  auto* rows = reinterpret_cast<std::size_t*>(idx);
+  const std::size_t got = tree_->kd.knnSearch(q, static_cast<std::size_t>(k), rows, dist);
+  for (std::size_t j = 0; j < got; ++j) dist[j] = std::sqrt(dist[j]);
   return static_cast<index>(got);
 }
 
@@ -159,32 +160,45 @@ regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<doub
   return r;
 }
 
-std::vector<double> knn_loo_residuals(const regression_spec& spec, const_matrix_view<double> x,
-                                      std::span<const double> y) {
-  const knn_search search(x);
-  const index n = x.rows, k = std::min(spec.k, n - 1);
-  std::vector<double> res(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
-  if (k < 1) return res;
+knn_training knn_training_pass(const regression_spec& spec, const knn_search& search,
+                               const_matrix_view<double> x, std::span<const double> y) {
+  const index n = x.rows, k = spec.k;
+  knn_training t;
+  const auto nu = static_cast<std::size_t>(n);
+  t.fitted.assign(nu, 0.0);
+  t.self_weight.assign(nu, 0.0);
+  t.loo_residuals.assign(nu, std::numeric_limits<double>::infinity());
+  const auto& order = search.locality_order();
 #pragma omp parallel
   {
     std::vector<index> idx(static_cast<std::size_t>(k + 1));
     std::vector<double> dist(static_cast<std::size_t>(k + 1)), q(static_cast<std::size_t>(x.cols));
-#pragma omp for schedule(static)
-    for (index i = 0; i < n; ++i) {
+#pragma omp for schedule(dynamic, 1024)
+    for (index r = 0; r < n; ++r) {
+      const index i = order[static_cast<std::size_t>(r)];
+      const auto iu = static_cast<std::size_t>(i);
       for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
       index m = search.query(q.data(), k + 1, idx.data(), dist.data());
+      // The fit at x_i: its k nearest, x_i (distance 0) among them unless k + 1 points tie at 0
+      // and x_i is the one left out — the fit is the same either way.
+      const auto f =
+          fit_from(idx.data(), dist.data(), std::min(m, k), y, spec.knn_distance_weights, i);
+      t.fitted[iu] = f.fit;
+      t.self_weight[iu] = f.self;
+      if (m < 2) continue;  // a single point has no leave-one-out fit
       m = drop_self(idx.data(), dist.data(), m, i);
-      const auto f = fit_from(idx.data(), dist.data(), m, y, spec.knn_distance_weights, -1);
-      res[static_cast<std::size_t>(i)] = y[static_cast<std::size_t>(i)] - f.fit;
+      const auto g = fit_from(idx.data(), dist.data(), m, y, spec.knn_distance_weights, -1);
+      t.loo_residuals[iu] = y[iu] - g.fit;
     }
   }
-  return res;
+  return t;
 }
 
-std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const_matrix_view<double> x,
-                                     std::span<const double> y, index k_max) {
-  const knn_search search(x);
+std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_search& search,
+                                     const_matrix_view<double> x, std::span<const double> y,
+                                     index k_max) {
   const index n = x.rows;
+  const auto& order = search.locality_order();
   k_max = std::min(k_max, n - 1);
   std::vector<double> total(static_cast<std::size_t>(std::max<index>(k_max, 0)), 0.0);
   if (k_max < 1) return total;
@@ -194,8 +208,9 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const_matrix_v
     std::vector<index> idx(static_cast<std::size_t>(k_max + 1));
     std::vector<double> dist(static_cast<std::size_t>(k_max + 1)),
         q(static_cast<std::size_t>(x.cols));
-#pragma omp for schedule(static)
-    for (index i = 0; i < n; ++i) {
+#pragma omp for schedule(dynamic, 1024)
+    for (index r = 0; r < n; ++r) {
+      const index i = order[static_cast<std::size_t>(r)];
       for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
       index m = search.query(q.data(), k_max + 1, idx.data(), dist.data());
       m = drop_self(idx.data(), dist.data(), m, i);
@@ -204,8 +219,8 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const_matrix_v
         double sy = 0;
         for (index j = 0; j < m; ++j) {
           sy += y[static_cast<std::size_t>(idx[static_cast<std::size_t>(j)])];
-          const double r = yi - sy / double(j + 1);
-          local[static_cast<std::size_t>(j)] += r * r;
+          const double res = yi - sy / double(j + 1);
+          local[static_cast<std::size_t>(j)] += res * res;
         }
         continue;
       }

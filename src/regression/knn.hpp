@@ -26,12 +26,15 @@ class knn_search {
   // distances. Returns how many were written.
   index query(const double* q, index k, index* idx, double* dist) const;
   index size() const { return n_; }
+  // The training rows in an order where neighbors are close (sorted 1-D; the tree's leaves):
+  // passes over the training points in this order reuse the cache.
+  const std::vector<index>& locality_order() const { return order_; }
 
  private:
   struct tree;
   index n_, d_;
   std::vector<double> sorted_;  // 1-D: values, ascending
-  std::vector<index> order_;    // 1-D: their rows
+  std::vector<index> order_;    // 1-D: their rows; d ≥ 2: the rows in the tree's leaf order
   std::unique_ptr<tree> tree_;  // d ≥ 2
 };
 
@@ -39,12 +42,18 @@ regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<doub
                              std::span<const double> y, const_matrix_view<double> xq,
                              bool at_training);
 
-// y_i minus the prediction from the k nearest other points, for every i.
-std::vector<double> knn_loo_residuals(const regression_spec& spec, const_matrix_view<double> x,
-                                      std::span<const double> y);
+// One pass over the training points (k + 1 neighbors each): the fit at x_i (the k nearest, x_i
+// among them), its self weight, and the leave-one-out residual y_i − (fit from the k nearest
+// other points).
+struct knn_training {
+  std::vector<double> fitted, self_weight, loo_residuals;
+};
+knn_training knn_training_pass(const regression_spec& spec, const knn_search& search,
+                               const_matrix_view<double> x, std::span<const double> y);
 
 // Mean squared leave-one-out residual for k = 1..k_max (entry k − 1).
-std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const_matrix_view<double> x,
-                                     std::span<const double> y, index k_max);
+std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_search& search,
+                                     const_matrix_view<double> x, std::span<const double> y,
+                                     index k_max);
 
 }  // namespace kf::detail

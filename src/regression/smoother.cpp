@@ -497,14 +497,53 @@ criterion_values fit_diagnostics(regression_fit& f) {
   return cv;
 }
 
-// KNN's leave-one-out drops the point itself: the k nearest other points predict it (not the
-// linear-smoother shortcut (y − ŷ)/(1 − L_ii), which would use k − 1 of them).
-void knn_leave_one_out(regression_fit& f, criterion_values& cv) {
-  auto res = detail::knn_loo_residuals(f.spec, f.x.cview(), f.y);
-  double s = 0;
-  for (double r : res) s += r * r;
-  cv.loo_cv = s / double(res.size());
-  if (f.spec.per_point) f.loo_residuals = std::move(res);
+// KNN on the neighbor-search route: k chosen by leave-one-out CV when spec.k = 0, then one pass
+// of k + 1 neighbors per training point for the fit, the hat diagonal and the leave-one-out
+// residuals — which drop the point itself: the k nearest other points predict it (not the
+// linear-smoother shortcut (y − ŷ)/(1 − L_ii), which would use k − 1 of them). One k-d tree.
+criterion_values knn_fit(regression_fit& f, regression_spec& spec) {
+  const const_matrix_view<double> x = f.x.cview();
+  const std::span<const double> y = f.y;
+  const index n = x.rows;
+  const detail::knn_search search(x);
+  f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter: given, or
+  if (spec.k == 0) {                         // chosen by leave-one-out CV
+    if (n < 3) throw std::invalid_argument("knn: choosing k by LOO-CV needs at least 3 points");
+    const auto curve = detail::knn_loo_cv_curve(spec, search, x, y, spec.k_max);
+    const auto best = std::min_element(curve.begin(), curve.end());
+    spec.k = static_cast<index>(best - curve.begin()) + 1;
+    for (std::size_t j = 0; j < curve.size(); ++j)
+      f.curve.push_back({double(j + 1), {double(j + 1)}, curve[j]});  // k in both
+    f.criterion = bandwidth_criterion::loo_cv;
+    f.at_search_boundary = spec.k == static_cast<index>(curve.size()) && curve.size() > 1;
+  }
+  if (spec.k < 1 || spec.k > n)
+    throw std::invalid_argument(
+        fmt::format("knn: k = {} must be in 1..{} (the number of points)", spec.k, n));
+  f.spec = spec;
+  auto t = detail::knn_training_pass(spec, search, x, y);
+  criterion_values cv{0, 0, 0, 0, 0, 0};
+  double loo = 0;
+  for (index i = 0; i < n; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    const double r = y[iu] - t.fitted[iu];
+    cv.rss += r * r;
+    cv.df += t.self_weight[iu];
+    loo += t.loo_residuals[iu] * t.loo_residuals[iu];
+  }
+  const double nn = double(n);
+  cv.loo_cv = loo / nn;
+  cv.gcv = cv.df < nn ? (cv.rss / nn) / ((1 - cv.df / nn) * (1 - cv.df / nn)) : kInf;
+  cv.aicc = nn - cv.df - 2 > 0 && cv.rss > 0
+                ? std::log(cv.rss / nn) + 1 + 2 * (cv.df + 1) / (nn - cv.df - 2)
+                : kInf;
+  f.undefined = 0;
+  if (spec.per_point) {
+    f.fitted = std::move(t.fitted);
+    f.hat_diag = std::move(t.self_weight);
+    f.loo_residuals = std::move(t.loo_residuals);
+  }
+  return cv;
 }
 
 }  // namespace
@@ -537,17 +576,9 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
   const index n = x.rows, d = x.cols;
   f.criterion = criterion;
   if (spec.method == regression_method::knn) {
-    f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter: given, or
-    if (spec.k == 0) {                         // chosen by leave-one-out CV
-      if (n < 3) throw std::invalid_argument("knn: choosing k by LOO-CV needs at least 3 points");
-      const auto curve = detail::knn_loo_cv_curve(spec, x, y, spec.k_max);
-      const auto best = std::min_element(curve.begin(), curve.end());
-      spec.k = static_cast<index>(best - curve.begin()) + 1;
-      for (std::size_t j = 0; j < curve.size(); ++j)
-        f.curve.push_back({double(j + 1), {double(j + 1)}, curve[j]});  // k in both
-      f.criterion = bandwidth_criterion::loo_cv;
-      f.at_search_boundary = spec.k == static_cast<index>(curve.size()) && curve.size() > 1;
-    }
+    if (spec.k == 0 && spec.exact)
+      throw std::invalid_argument("knn: k by LOO-CV takes the neighbor route, not exact");
+    f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter
   } else {
     switch (criterion) {
       case bandwidth_criterion::fixed:
@@ -595,8 +626,8 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
     }
   }
   f.spec = spec;
-  criterion_values cv = fit_diagnostics(f);
-  if (spec.method == regression_method::knn && !spec.exact) knn_leave_one_out(f, cv);
+  const criterion_values cv =
+      spec.method == regression_method::knn && !spec.exact ? knn_fit(f, spec) : fit_diagnostics(f);
   double ybar = 0, tss = 0;
   for (double v : y) ybar += v / double(n);
   for (double v : y) tss += (v - ybar) * (v - ybar);
