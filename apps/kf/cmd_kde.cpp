@@ -228,7 +228,9 @@ void add_kde(CLI::App& app) {
   sub->add_option("--na", o->na,
                   "blank cells in the used columns: error, or drop (skip those rows, say how many)")
       ->capture_default_str();
-  sub->add_option("--x", o->x, "column(s), comma-separated (several: gaussian product kernel)")
+  sub->add_option("--x", o->x,
+                  "column(s), comma-separated (two: any density kernel, radial; three or more: "
+                  "gaussian)")
       ->capture_default_str();
   sub->add_option(
          "--kernel", o->kernel,
@@ -254,10 +256,11 @@ void add_kde(CLI::App& app) {
       "Examples:\n"
       "  kf kde                                         # built-in bimodal sample, Silverman\n"
       "  kf kde data.csv --x height --bandwidth cv-ml --out density.csv --plot density.png\n"
-      "  kf kde data.csv --x a,b --out density2d.csv    # 2-D gaussian product kernel\n"
+      "  kf kde data.csv --x a,b --kernel epanechnikov --out density2d.csv  # 2-D\n"
       "Routes: 1-D from 5000 points is binned (linear binning + FFT, every kernel; density\n"
-      "within 1e-4 of its peak, exact where it is tiny; the boxcar counted exactly); --exact\n"
-      "forces all-pairs sums. 2+ columns (gaussian only) are exact: slow beyond ~10^5 points.");
+      "within 1e-4 of its peak, exact where it is tiny; the boxcar counted exactly); 2-D too\n"
+      "(bilinear binning + 2-D FFT, within 2e-3 of the peak; cv-ls gaussian only); --exact\n"
+      "forces all-pairs sums. 3+ columns (gaussian) are exact: slow beyond ~10^5 points.");
   sub->callback([o] { run(*o); });
 }
 

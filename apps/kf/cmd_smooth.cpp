@@ -395,7 +395,8 @@ void add_smooth(CLI::App& app) {
       "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
       "Routes: 1-D nw/local-linear from 5000 points are binned (linear binning + FFT, every\n"
       "kernel but the boxcar; fit within 1e-4 of the range of y, 1e-6 for the gaussian); knn\n"
-      "uses sorted neighbors (1-D) or a k-d tree; --exact forces all-pairs sums. In 2+ columns\n"
+      "uses sorted neighbors (1-D) or a k-d tree; 2-column nw is binned in 2-D (within 2e-3 of\n"
+      "the range of y); --exact forces all-pairs sums. 2-column local-linear and 3+ column\n"
       "nw/local-linear are exact (all pairs): slow beyond ~10^5 points.");
   sub->callback([o] { run(*o); });
 }

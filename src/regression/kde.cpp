@@ -12,6 +12,7 @@
 
 #include "kernelformer/masks.hpp"
 #include "kernelformer/smooth.hpp"
+#include "regression/binned2d.hpp"
 #include "regression/kde_binned.hpp"
 
 namespace kf {
@@ -25,11 +26,15 @@ void check(const any_kernel& k, const_matrix_view<double> x) {
     for (index c = 0; c < x.cols; ++c)
       if (!std::isfinite(x(i, c)))
         throw std::invalid_argument(fmt::format("kde: x[{}, {}] is not finite", i, c));
-  if (x.cols > 1 && kernel_name(k) != "gaussian")
-    throw std::invalid_argument(
-        fmt::format("kde: in {} dimensions only the gaussian (product) kernel is supported, not {}",
-                    x.cols, kernel_name(k)));
-  (void)kernel_integral_1d(k);  // throws for non-densities
+  if (x.cols > 2 && kernel_name(k) != "gaussian")
+    throw std::invalid_argument(fmt::format(
+        "kde: in {} dimensions only the gaussian kernel is supported, not {} (any density "
+        "kernel in 1 or 2)",
+        x.cols, kernel_name(k)));
+  if (x.cols == 2)
+    (void)detail::kernel_integral_2d(k);  // throws for kernels that are not 2-D densities
+  else
+    (void)kernel_integral_1d(k);  // throws for non-densities
 }
 
 // The kernel and options that make the primitive compute Σ_j K((x − x_j)/h).
@@ -64,6 +69,7 @@ double log_norm(const any_kernel& k, const std::vector<double>& h, double n) {
   double l = std::log(n);
   for (double v : h) l += std::log(v);
   if (h.size() == 1) return l + std::log(kernel_integral_1d(k));
+  if (h.size() == 2) return l + std::log(detail::kernel_integral_2d(k));  // radial kernel
   return l + 0.5 * double(h.size()) * std::log(2 * std::numbers::pi);
 }
 
@@ -97,30 +103,63 @@ double kernel_integral_1d(const any_kernel& k) {
       n));
 }
 
+namespace {
+
+bool binned_route(const_matrix_view<double> x, const kde_options& options) {
+  return !options.exact && (x.cols == 1 || x.cols == 2) && x.rows >= options.binned_min_n;
+}
+
+// The criterion at h on the binned route: 1-D through kb (binned once, reused), 2-D on its grid;
+// at the search or the final resolution.
+double binned_criterion(const any_kernel& kernel, const_matrix_view<double> x,
+                        const std::vector<double>& h, bandwidth_criterion c, bool search,
+                        const kde_options& options, detail::kde_binned* kb) {
+  const bool cv_ls = c == bandwidth_criterion::cv_ls;
+  if (x.cols == 1) {
+    const any_kernel k = with_bandwidth(kernel, h.at(0));
+    const double z = kernel_integral_1d(kernel);
+    const double cells = search ? options.search_cells_per_h : options.cells_per_h;
+    return cv_ls ? kb->cv_ls(k, z, cells) : kb->cv_ml(k, z, cells);
+  }
+  const detail::binned2d_settings st;
+  const double cells = search ? st.search_cells_per_h : st.cells_per_h;
+  const std::array<double, 2> hh = {h.at(0), h.at(1)};
+  if (!cv_ls) return detail::kde2d_cv_ml(kernel, x, hh, detail::kernel_integral_2d(kernel), cells);
+  if (kernel_name(kernel) != "gaussian")
+    throw std::invalid_argument("kde cv-ls: multivariate needs the gaussian kernel");
+  return detail::kde2d_cv_ls_gaussian(x, hh, cells);
+}
+
+}  // namespace
+
 double kde_criterion(const any_kernel& kernel, const_matrix_view<double> x,
                      const std::vector<double>& bandwidth, bandwidth_criterion criterion,
                      const kde_options& options) {
   check(kernel, x);
   const bool cv_ls = criterion == bandwidth_criterion::cv_ls;
-  if (options.exact || x.cols != 1 || x.rows < options.binned_min_n)
+  if (!binned_route(x, options))
     return cv_ls ? kde_cv_ls(kernel, x, bandwidth) : kde_cv_ml(kernel, x, bandwidth);
-  std::vector<double> col(static_cast<std::size_t>(x.rows));
-  for (index i = 0; i < x.rows; ++i) col[static_cast<std::size_t>(i)] = x(i, 0);
-  detail::kde_binned kb(col);
-  const any_kernel k = with_bandwidth(kernel, bandwidth.at(0));
-  const double z = kernel_integral_1d(kernel);
-  return cv_ls ? kb.cv_ls(k, z, options.cells_per_h) : kb.cv_ml(k, z, options.cells_per_h);
+  std::vector<double> col;
+  std::unique_ptr<detail::kde_binned> kb;
+  if (x.cols == 1) {
+    col.resize(static_cast<std::size_t>(x.rows));
+    for (index i = 0; i < x.rows; ++i) col[static_cast<std::size_t>(i)] = x(i, 0);
+    kb = std::make_unique<detail::kde_binned>(col);
+  }
+  return binned_criterion(kernel, x, bandwidth, criterion, false, options, kb.get());
 }
 
 std::string kde_route_name(const kde_fit& fit) {
-  return fit.binned ? "binned (linear binning + FFT)" : "exact (all pairs)";
+  if (!fit.binned) return "exact (all pairs)";
+  return fit.x.cols() == 2 ? "binned 2-D (bilinear binning + FFT)"
+                           : "binned (linear binning + FFT)";
 }
 
 std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> at) {
   if (at.cols != fit.x.cols())
     throw std::invalid_argument(
         fmt::format("kde: evaluation points have {} columns, data {}", at.cols, fit.x.cols()));
-  if (fit.binned) {
+  if (fit.binned && at.cols == 1) {
     std::vector<double> a(static_cast<std::size_t>(at.rows));
     for (index i = 0; i < at.rows; ++i) a[static_cast<std::size_t>(i)] = at(i, 0);
     // The grid covers the evaluation points within the kernel's reach of the data (at most the
@@ -138,8 +177,23 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
     detail::kde_binned kb(xs, lo, hi);
     return kb.density(k, kernel_integral_1d(fit.kernel), a, fit.options.cells_per_h);
   }
-  const auto lse = log_sums(fit.kernel, fit.bandwidth, at, fit.x.cview(), mask::none());
   const double ln = log_norm(fit.kernel, fit.bandwidth, double(fit.x.rows()));
+  if (fit.binned && at.cols == 2) {
+    auto sums =
+        detail::kde2d_kernel_sums(fit.kernel, fit.x.cview(), {fit.bandwidth[0], fit.bandwidth[1]},
+                                  at, detail::binned2d_settings{}.cells_per_h);
+    std::vector<double> f(sums.s.size());
+    for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::exp(std::log(sums.s[i]) - ln);
+    if (sums.exact_rows.empty()) return f;
+    matrix<double> sub(static_cast<index>(sums.exact_rows.size()), 2);
+    for (std::size_t r = 0; r < sums.exact_rows.size(); ++r)
+      for (index c = 0; c < 2; ++c) sub(static_cast<index>(r), c) = at(sums.exact_rows[r], c);
+    const auto lse = log_sums(fit.kernel, fit.bandwidth, sub.cview(), fit.x.cview(), mask::none());
+    for (std::size_t r = 0; r < lse.size(); ++r)
+      f[static_cast<std::size_t>(sums.exact_rows[r])] = std::exp(lse[r] - ln);
+    return f;
+  }
+  const auto lse = log_sums(fit.kernel, fit.bandwidth, at, fit.x.cview(), mask::none());
   std::vector<double> f(lse.size());
   for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::exp(lse[i] - ln);  // exp(−inf) = 0
   return f;
@@ -219,21 +273,19 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
   f.kernel = kernel;
   f.criterion = criterion;
   f.options = options;
-  f.binned = !options.exact && x.cols == 1 && x.rows >= options.binned_min_n;
+  f.binned = binned_route(x, options);
   f.x = matrix<double>(x.rows, x.cols);
   for (index i = 0; i < x.rows; ++i)
     for (index c = 0; c < x.cols; ++c) f.x(i, c) = x(i, c);
   std::unique_ptr<detail::kde_binned> kb;
-  if (f.binned)
+  if (f.binned && x.cols == 1)
     kb = std::make_unique<detail::kde_binned>(
         std::span<const double>(f.x.data(), static_cast<std::size_t>(x.rows)));
-  const double z = x.cols == 1 ? kernel_integral_1d(kernel) : 0.0;
   // The criterion on the fit's route, at the search or the final resolution.
-  auto criterion_at = [&](bandwidth_criterion c, const std::vector<double>& h, double cells) {
-    if (!kb)
+  auto criterion_at = [&](bandwidth_criterion c, const std::vector<double>& h, bool search) {
+    if (!f.binned)
       return c == bandwidth_criterion::cv_ls ? kde_cv_ls(kernel, x, h) : kde_cv_ml(kernel, x, h);
-    const any_kernel k = with_bandwidth(kernel, h[0]);
-    return c == bandwidth_criterion::cv_ls ? kb->cv_ls(k, z, cells) : kb->cv_ml(k, z, cells);
+    return binned_criterion(kernel, f.x.cview(), h, c, search, options, kb.get());
   };
   switch (criterion) {
     case bandwidth_criterion::fixed:
@@ -254,7 +306,7 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
         throw std::invalid_argument(fmt::format("kde bandwidth by {} needs at least 3 points",
                                                 bandwidth_criterion_name(criterion)));
       auto objective = [&](const std::vector<double>& h) {
-        return criterion_at(criterion, h, options.search_cells_per_h);
+        return criterion_at(criterion, h, true);
       };
       const auto r = bandwidth_search(objective, bandwidth_rule(x, bandwidth_criterion::silverman),
                                       bandwidth_criterion_name(criterion), progress);
@@ -271,7 +323,7 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
   }
   f.criterion_value =
       criterion_at(criterion == bandwidth_criterion::cv_ls ? criterion : bandwidth_criterion::cv_ml,
-                   f.bandwidth, options.cells_per_h);
+                   f.bandwidth, false);
   return f;
 }
 

@@ -1,6 +1,8 @@
 // Binned density sums and criteria (see kde_binned.hpp).
 #include "regression/kde_binned.hpp"
 
+#include "regression/binned2d.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -247,6 +249,152 @@ double kde_binned::cv_ls(const any_kernel& k, double z, double cells_per_h) {
   exact_points_ = 0;
   const double integral = square / (nn * nn * h * z * z);
   return integral - 2 * cross / (nn * (nn - 1) * h * z);
+}
+
+}  // namespace kf::detail
+
+namespace kf::detail {
+namespace {
+
+struct grid2 {
+  std::array<double, 2> lo, hi;
+};
+
+grid2 data_range(const_matrix_view<double> x) {
+  grid2 g;
+  for (int a = 0; a < 2; ++a) {
+    g.lo[a] = g.hi[a] = x(0, a);
+    for (index i = 0; i < x.rows; ++i)
+      g.lo[a] = std::min(g.lo[a], x(i, a)), g.hi[a] = std::max(g.hi[a], x(i, a));
+  }
+  return g;
+}
+
+any_kernel unit_of(const any_kernel& k, double param = 1.0) {
+  any_kernel u = k;
+  kernel_set_param(u, param);
+  return u;
+}
+
+// log Σ_{j ≠ i} K(|(x_i − x_j)/h|) by a plain loop (isolated points only).
+double exact_loo_log_sum_2d(const any_kernel& unit, const_matrix_view<double> x,
+                            std::array<double, 2> h, index i) {
+  double mx = -std::numeric_limits<double>::infinity(), acc = 0;
+  for (index j = 0; j < x.rows; ++j) {
+    if (j == i) continue;
+    const double u0 = (x(i, 0) - x(j, 0)) / h[0], u1 = (x(i, 1) - x(j, 1)) / h[1];
+    const double lw = log_kernel(unit, std::sqrt(u0 * u0 + u1 * u1));
+    if (lw == -std::numeric_limits<double>::infinity()) continue;
+    if (lw > mx) {
+      acc = acc * std::exp(mx - lw) + 1;
+      mx = lw;
+    } else {
+      acc += std::exp(lw - mx);
+    }
+  }
+  return acc > 0 ? mx + std::log(acc) : -std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+kde2d_sums kde2d_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
+                             std::array<double, 2> h, const_matrix_view<double> at,
+                             double cells_per_h) {
+  const any_kernel unit = unit_of(kernel);
+  const double k0 = kernel_at_distance(unit, 0.0);
+  const double reach = binned_reach(unit, binned_settings{}.tail_tolerance);
+  grid2 g = data_range(x);
+  const grid2 data = g;
+  for (int a = 0; a < 2; ++a) {
+    const double out = std::min(reach * h[a], data.hi[a] - data.lo[a] + h[a]);
+    for (index i = 0; i < at.rows; ++i) {
+      const double v = at(i, a);
+      if (v < g.lo[a] && v >= data.lo[a] - out) g.lo[a] = v;
+      if (v > g.hi[a] && v <= data.hi[a] + out) g.hi[a] = v;
+    }
+  }
+  const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{});
+  const auto sm = bd.convolve(unit, false);
+  kde2d_sums r;
+  r.s.assign(static_cast<std::size_t>(at.rows), 0.0);
+  for (index i = 0; i < at.rows; ++i) {
+    const double v = bd.inside(at(i, 0), at(i, 1)) ? bd.read(sm.s0, at(i, 0), at(i, 1)) : 0.0;
+    if (v >= 1e-3 * k0)
+      r.s[static_cast<std::size_t>(i)] = v;
+    else
+      r.exact_rows.push_back(i);
+  }
+  return r;
+}
+
+double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::array<double, 2> h,
+                   double z, double cells_per_h) {
+  const index n = x.rows;
+  if (n < 2) return kInf;
+  const any_kernel unit = unit_of(kernel);
+  const double k0 = kernel_at_distance(unit, 0.0);
+  const grid2 g = data_range(x);
+  const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{});
+  const auto sm = bd.convolve(unit, false);
+  const auto [g0, g1] = bd.cells();
+  std::vector<double> lg(sm.s0.size());
+  bool isolated = false;
+  double total = 0;
+  for (std::size_t q = 0; q < lg.size(); ++q) {
+    const double loo = sm.s0[q] - k0;
+    lg[q] = loo >= 0.1 * k0 ? std::log(loo) : kInf;
+    if (bd.c()[q] > 0) {
+      if (lg[q] == kInf) isolated = true;
+      total += bd.c()[q] * lg[q];
+    }
+  }
+  if (isolated) {
+    // Per point: bilinear weights of the four bins, or an exact sum where one is flagged.
+    const index cap = std::max<index>(1000, n / 1000);
+    index exact = 0;
+    total = 0;
+    const double d0 = (g.hi[0] - g.lo[0]) / double(g0 - 1),
+                 d1 = (g.hi[1] - g.lo[1]) / double(g1 - 1);
+    for (index i = 0; i < n; ++i) {
+      const double t0 = d0 > 0 ? (x(i, 0) - g.lo[0]) / d0 : 0,
+                   t1 = d1 > 0 ? (x(i, 1) - g.lo[1]) / d1 : 0;
+      const index a = std::clamp<index>(static_cast<index>(std::floor(t0)), 0, g0 - 2);
+      const index b = std::clamp<index>(static_cast<index>(std::floor(t1)), 0, g1 - 2);
+      const double f0 = std::clamp(t0 - double(a), 0.0, 1.0),
+                   f1 = std::clamp(t1 - double(b), 0.0, 1.0);
+      auto at = [&](index r, index c) { return lg[static_cast<std::size_t>(r * g1 + c)]; };
+      const double l00 = at(a, b), l01 = at(a, b + 1), l10 = at(a + 1, b), l11 = at(a + 1, b + 1);
+      if (l00 != kInf && l01 != kInf && l10 != kInf && l11 != kInf) {
+        total += (1 - f0) * ((1 - f1) * l00 + f1 * l01) + f0 * ((1 - f1) * l10 + f1 * l11);
+        continue;
+      }
+      if (++exact > cap) return kInf;
+      const double l = exact_loo_log_sum_2d(unit, x, h, i);
+      if (l == -kInf) return kInf;
+      total += l;
+    }
+  }
+  const double nn = double(n);
+  return -(total / nn - std::log((nn - 1) * h[0] * h[1] * z));
+}
+
+double kde2d_cv_ls_gaussian(const_matrix_view<double> x, std::array<double, 2> h,
+                            double cells_per_h) {
+  const index n = x.rows;
+  if (n < 2) return kInf;
+  const double nn = double(n), z = 2 * std::numbers::pi;
+  const grid2 g = data_range(x);
+  const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{});
+  const auto sk = bd.convolve(kernel_gaussian{1.0}, false);
+  const auto skk = bd.convolve(kernel_gaussian{std::sqrt(2.0)}, false);  // K∗K / π
+  double cross = 0, square = 0;
+  for (std::size_t q = 0; q < bd.c().size(); ++q) {
+    cross += bd.c()[q] * sk.s0[q];
+    square += bd.c()[q] * skk.s0[q];
+  }
+  cross -= nn;  // the i = j terms, K(0) = 1
+  square *= std::numbers::pi;
+  return square / (nn * nn * h[0] * h[1] * z * z) - 2 * cross / (nn * (nn - 1) * h[0] * h[1] * z);
 }
 
 }  // namespace kf::detail

@@ -15,6 +15,7 @@
 // The boxcar, whose jump would make binning first-order, is counted exactly on the sorted data.
 #pragma once
 
+#include <array>
 #include <span>
 #include <utility>
 #include <vector>
@@ -56,5 +57,29 @@ class kde_binned {
 // K∗K(t) = ∫ K(u) K(t − u) du for the unit-bandwidth kernel of k (k's bandwidth is ignored).
 // Throws std::invalid_argument for kernels without it here (see kde_binned).
 double kernel_self_convolution(const any_kernel& k, double t);
+
+}  // namespace kf::detail
+
+namespace kf::detail {
+
+// Two columns on the bilinear-binned grid (binned2d.hpp), for a radial kernel with per-column
+// bandwidths h. `kernel` carries its own name only (its parameter is ignored).
+// Σ_j K at each row of `at`; rows whose binned sum is below 1e-3 K(0) or that lie outside the grid
+// are listed in `exact_rows` (their value is left 0) for the caller to sum exactly.
+struct kde2d_sums {
+  std::vector<double> s;
+  std::vector<index> exact_rows;
+};
+kde2d_sums kde2d_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
+                             std::array<double, 2> h, const_matrix_view<double> at,
+                             double cells_per_h);
+// −(1/n) Σ log f̂₋ᵢ(x_i) (z = ∫∫K at unit bandwidth); points in bins whose leave-one-out sum is
+// below 0.1 K(0) are summed exactly over all other points — if more than max(1000, n/1000) are,
+// the bandwidth counts as too small (+inf).
+double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::array<double, 2> h,
+                   double z, double cells_per_h);
+// Least-squares CV for the gaussian (K∗K = π e^{−r²/4} in 2-D).
+double kde2d_cv_ls_gaussian(const_matrix_view<double> x, std::array<double, 2> h,
+                            double cells_per_h);
 
 }  // namespace kf::detail

@@ -20,6 +20,7 @@
 
 #include "kernelformer/regression/binned.hpp"
 #include "kernelformer/smooth.hpp"
+#include "regression/binned2d.hpp"
 #include "regression/knn.hpp"
 
 namespace kf {
@@ -80,6 +81,12 @@ criterion_values criteria_of(const regression_eval& e, std::span<const double> y
 
 bool use_binned(const regression_spec& spec, index n, index d) {
   return !spec.exact && d == 1 && n >= spec.binned_min_n && spec.method != regression_method::knn &&
+         binned_supports(spec.kernel);
+}
+
+// Two columns, Nadaraya–Watson: the 2-D binned grid (binned2d.hpp).
+bool use_binned2d(const regression_spec& spec, index n, index d) {
+  return !spec.exact && d == 2 && n >= spec.binned_min_n && spec.method == regression_method::nw &&
          binned_supports(spec.kernel);
 }
 
@@ -217,19 +224,22 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
         fmt::format("knn: k = {} must be in 1..{} (the number of points)", spec.k, n));
   if (spec.method == regression_method::knn && !spec.exact)
     return detail::knn_evaluate(spec, x, y, xq, at_training);
-  if (use_binned(spec, n, d)) {
+  if (use_binned(spec, n, d) || use_binned2d(spec, n, d)) {
     (void)bandwidths(spec, d);  // validates
     std::vector<double> hold;
-    const auto xs = column0(x, hold);
-    regression_eval r = evaluate_binned(spec, xs, y, xq, at_training);
+    regression_eval r = d == 2
+                            ? detail::nw_binned2d_evaluate(spec, x, y, xq, at_training,
+                                                           detail::binned2d_settings{}.cells_per_h)
+                            : evaluate_binned(spec, column0(x, hold), y, xq, at_training);
     if (r.undefined == 0) return r;
     // Points beyond the binned kernel's reach (a truncated gaussian far from the data): evaluate
     // them exactly, so both paths share one policy.
     std::vector<index> rows;
     for (index i = 0; i < nq; ++i)
       if (!r.defined[static_cast<std::size_t>(i)]) rows.push_back(i);
-    matrix<double> sub(static_cast<index>(rows.size()), 1);
-    for (std::size_t a = 0; a < rows.size(); ++a) sub(static_cast<index>(a), 0) = xq(rows[a], 0);
+    matrix<double> sub(static_cast<index>(rows.size()), d);
+    for (std::size_t a = 0; a < rows.size(); ++a)
+      for (index c = 0; c < d; ++c) sub(static_cast<index>(a), c) = xq(rows[a], c);
     regression_spec exact = spec;
     exact.exact = true;
     const regression_eval e = regression_evaluate(exact, x, y, sub.cview(), false);
@@ -402,6 +412,7 @@ std::string regression_route(const regression_spec& spec, index n, index d) {
     return spec.exact ? "exact (all pairs, top-k mask)"
                       : (d == 1 ? "neighbors (sorted, two pointers)" : "neighbors (k-d tree)");
   if (use_binned(spec, n, d)) return "binned (linear binning + FFT)";
+  if (use_binned2d(spec, n, d)) return "binned 2-D (bilinear binning + FFT)";
   if (d == 1 && n >= 2048 && kernel_compact(spec.kernel)) return "exact (sorted keys, support)";
   return "exact (all pairs)";
 }
@@ -409,6 +420,11 @@ std::string regression_route(const regression_spec& spec, index n, index d) {
 criterion_values regression_criteria(const regression_spec& spec, const_matrix_view<double> x,
                                      std::span<const double> y) {
   const index n = x.rows;
+  if (use_binned2d(spec, n, x.cols)) {
+    check_data(x, y);
+    (void)bandwidths(spec, 2);
+    return detail::nw_binned2d_criteria(spec, x, y, detail::binned2d_settings{}.cells_per_h);
+  }
   if (use_binned(spec, n, x.cols)) {
     check_data(x, y);
     (void)bandwidths(spec, 1);
@@ -474,10 +490,10 @@ criterion_values fit_diagnostics(regression_fit& f) {
   const const_matrix_view<double> x = f.x.cview();
   const std::span<const double> y = f.y;
   const index n = x.rows;
-  const bool binned = use_binned(spec, n, x.cols);
+  const bool binned = use_binned(spec, n, x.cols) || use_binned2d(spec, n, x.cols);
   criterion_values cv{};
   if (binned) cv = regression_criteria(spec, x, y);
-  if (binned && !spec.per_point) {
+  if (binned && !spec.per_point && x.cols == 1) {
     f.undefined = undefined_at_training_binned(spec, x, y);  // O(grid) memory, no n-vectors
     return cv;
   }
@@ -607,7 +623,10 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
           regression_spec s = spec;
           s.bandwidth = h;
           const auto cv = bd ? criteria_binned(s, *bd, binned_settings{}.search_cells_per_h)
-                             : regression_criteria(s, x, y);
+                          : use_binned2d(s, n, d)
+                              ? detail::nw_binned2d_criteria(
+                                    s, x, y, detail::binned2d_settings{}.search_cells_per_h)
+                              : regression_criteria(s, x, y);
           return criterion == bandwidth_criterion::loo_cv ? cv.loo_cv
                  : criterion == bandwidth_criterion::gcv  ? cv.gcv
                                                           : cv.aicc;

@@ -211,3 +211,42 @@ TEST(BinnedFit, SummaryOnlyFitEqualsTheFullFit) {
 
 }  // namespace
 }  // namespace kf
+
+namespace kf {
+namespace {
+
+// Nadaraya–Watson in two columns on the 2-D grid against the exact smoother.
+TEST(Binned2d, NadarayaWatsonMatchesExact) {
+  const auto x = test::random_matrix<double>(2001, 2, 31, 0, 5);
+  std::vector<double> y(2001);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    y[i] = std::sin(x(static_cast<index>(i), 0)) * std::cos(x(static_cast<index>(i), 1)) +
+           0.2 * std::cos(13.0 * double(i));
+  const auto q = test::random_matrix<double>(150, 2, 32, -0.5, 5.5);
+  for (const any_kernel& k : {any_kernel(kernel_gaussian{}), any_kernel(kernel_epanechnikov{}),
+                              any_kernel(kernel_laplacian{})}) {
+    SCOPED_TRACE(std::string(kernel_name(k)));
+    regression_spec s;
+    s.kernel = k;
+    s.bandwidth = {0.5, 0.4};
+    s.binned_min_n = 1000;
+    regression_spec exact = s;
+    exact.exact = true;
+    EXPECT_EQ(regression_route(s, 2001, 2), "binned 2-D (bilinear binning + FFT)");
+    const auto fast = regression_evaluate(s, x.cview(), y, q.cview(), false);
+    const auto ref = regression_evaluate(exact, x.cview(), y, q.cview(), false);
+    for (std::size_t i = 0; i < fast.fit.size(); ++i) {
+      ASSERT_EQ(fast.defined[i], ref.defined[i]) << i;
+      if (ref.defined[i]) {
+        EXPECT_NEAR(fast.fit[i], ref.fit[i], 2e-3) << i;
+      }
+    }
+    const auto cf = regression_criteria(s, x.cview(), y);
+    const auto cr = regression_criteria(exact, x.cview(), y);
+    EXPECT_NEAR(cf.loo_cv, cr.loo_cv, 2e-3 * cr.loo_cv);
+    EXPECT_NEAR(cf.df, cr.df, 2e-3 * cr.df);
+  }
+}
+
+}  // namespace
+}  // namespace kf

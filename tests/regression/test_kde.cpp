@@ -51,8 +51,13 @@ TEST(KdeMultivariate, GaussianProductDensity) {
       kde_fit_data(kernel_gaussian{}, x.cview(), bandwidth_criterion::fixed, {0.5, 2.0});
   const double expected = std::exp(-0.5 * (1.0 + 0.25)) / (2 * M_PI * 0.5 * 2.0);
   EXPECT_NEAR(kde_evaluate(fit, at.cview())[0], expected, 1e-14);
-  EXPECT_THROW(kde_fit_data(kernel_epanechnikov{}, x.cview(), bandwidth_criterion::fixed, {1.0}),
-               std::invalid_argument);
+  // Two columns: any density kernel, radial, normalized by ∫∫K (π/2 for the epanechnikov).
+  const auto ep =
+      kde_fit_data(kernel_epanechnikov{}, x.cview(), bandwidth_criterion::fixed, {1.0, 2.0});
+  EXPECT_NEAR(kde_evaluate(ep, at.cview())[0], (1 - (0.25 + 0.25)) / (M_PI / 2 * 1.0 * 2.0), 1e-14);
+  const matrix<double> x3(1, 3, {0.0, 0.0, 0.0});
+  EXPECT_THROW(kde_fit_data(kernel_epanechnikov{}, x3.cview(), bandwidth_criterion::fixed, {1.0}),
+               std::invalid_argument);  // three or more columns: gaussian only
 }
 
 TEST(KdeCriteria, LeaveOneOutLikelihoodAndLeastSquares) {

@@ -192,3 +192,54 @@ TEST(KdeBinned, SinglePointDuplicatesAndOddSizes) {
 
 }  // namespace
 }  // namespace kf
+
+namespace kf {
+namespace {
+
+// Two columns: any density kernel (radial, per-column bandwidths) on the 2-D grid against the
+// exact sums; density within 2e-3 of its peak at the default 16 cells per bandwidth.
+TEST(KdeBinned2d, DensityAndLikelihoodCvMatchExact) {
+  const auto x = test::random_matrix<double>(1501, 2, 21, 0, 4);
+  matrix<double> xs = x;
+  for (index i = 0; i < xs.rows(); ++i) xs(i, 1) = 0.5 * xs(i, 1) + 0.3 * xs(i, 0);
+  matrix<double> with_outlier = xs;
+  with_outlier(3, 0) = 30;  // an isolated point (and a grid 30 units wide)
+  const auto at = test::random_matrix<double>(200, 2, 22, -1, 5);
+  for (const any_kernel& k : {any_kernel(kernel_gaussian{}), any_kernel(kernel_epanechnikov{}),
+                              any_kernel(kernel_tricube{}), any_kernel(kernel_laplacian{})}) {
+    SCOPED_TRACE(std::string(kernel_name(k)));
+    kde_options ex;
+    ex.exact = true;
+    const auto fast =
+        kde_fit_data(k, xs.cview(), bandwidth_criterion::fixed, {0.4, 0.3}, {}, binned_at(1000));
+    const auto ref = kde_fit_data(k, xs.cview(), bandwidth_criterion::fixed, {0.4, 0.3}, {}, ex);
+    ASSERT_TRUE(fast.binned);
+    const auto f = kde_evaluate(fast, at.cview()), r = kde_evaluate(ref, at.cview());
+    double peak = 0;
+    for (double v : r) peak = std::max(peak, v);
+    for (std::size_t i = 0; i < f.size(); ++i) EXPECT_NEAR(f[i], r[i], 2e-3 * peak) << i;
+    EXPECT_NEAR(fast.criterion_value, ref.criterion_value, 2e-3 * std::abs(ref.criterion_value));
+    const double fo = kde_criterion(k, with_outlier.cview(), {0.4, 0.3}, bandwidth_criterion::cv_ml,
+                                    binned_at(1000));
+    const double ro =
+        kde_criterion(k, with_outlier.cview(), {0.4, 0.3}, bandwidth_criterion::cv_ml, ex);
+    if (std::isfinite(ro)) {
+      EXPECT_NEAR(fo, ro, 5e-3 * std::abs(ro));
+    } else {
+      EXPECT_FALSE(std::isfinite(fo));
+    }
+  }
+  // Least-squares CV, gaussian.
+  kde_options ex;
+  ex.exact = true;
+  const double fast = kde_criterion(kernel_gaussian{}, xs.cview(), {0.4, 0.3},
+                                    bandwidth_criterion::cv_ls, binned_at(1000));
+  const double ref =
+      kde_criterion(kernel_gaussian{}, xs.cview(), {0.4, 0.3}, bandwidth_criterion::cv_ls, ex);
+  EXPECT_NEAR(fast, ref, 2e-3 * std::abs(ref));
+  EXPECT_THROW(kde_fit_data(kernel_cauchy{}, xs.cview(), bandwidth_criterion::silverman),
+               std::invalid_argument);  // not a density in 2-D
+}
+
+}  // namespace
+}  // namespace kf

@@ -1,0 +1,200 @@
+// Bilinear binning and 2-D FFT convolution (see binned2d.hpp).
+#include "regression/binned2d.hpp"
+
+#include <fftw3.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <numbers>
+#include <stdexcept>
+
+#include "kernelformer/regression/binned.hpp"
+
+namespace kf::detail {
+namespace {
+
+index next_pow2(index v) {
+  index p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+// One 2-D real transform size P₁ × P₂ with its buffers and plans.
+class fft2 {
+ public:
+  fft2(index p0, index p1) : p0_(p0), p1_(p1), nc_(p0 * (p1 / 2 + 1)) {
+    real_ = fftw_alloc_real(static_cast<std::size_t>(p0 * p1));
+    spec_ = fftw_alloc_complex(static_cast<std::size_t>(nc_));
+    fwd_ = fftw_plan_dft_r2c_2d(static_cast<int>(p0), static_cast<int>(p1), real_, spec_,
+                                FFTW_ESTIMATE);
+    inv_ = fftw_plan_dft_c2r_2d(static_cast<int>(p0), static_cast<int>(p1), spec_, real_,
+                                FFTW_ESTIMATE);
+  }
+  ~fft2() {
+    fftw_destroy_plan(fwd_);
+    fftw_destroy_plan(inv_);
+    fftw_free(real_);
+    fftw_free(spec_);
+  }
+  fft2(const fft2&) = delete;
+  fft2& operator=(const fft2&) = delete;
+
+  double* real() { return real_; }
+  index p1() const { return p1_; }
+  void zero() { std::fill(real_, real_ + p0_ * p1_, 0.0); }
+
+  // Spectrum of a G₁ × G₂ grid (zero-padded).
+  std::vector<std::complex<double>> forward_grid(const std::vector<double>& v, index g0, index g1) {
+    zero();
+    for (index i = 0; i < g0; ++i) std::copy_n(v.begin() + i * g1, g1, real_ + i * p1_);
+    return forward();
+  }
+  std::vector<std::complex<double>> forward() {
+    fftw_execute(fwd_);
+    std::vector<std::complex<double>> out(static_cast<std::size_t>(nc_));
+    for (index i = 0; i < nc_; ++i) out[static_cast<std::size_t>(i)] = {spec_[i][0], spec_[i][1]};
+    return out;
+  }
+  // The G₁ × G₂ corner of the inverse transform of a·b, divided by P₁P₂.
+  std::vector<double> convolve(const std::vector<std::complex<double>>& a,
+                               const std::vector<std::complex<double>>& b, index g0, index g1) {
+    for (index i = 0; i < nc_; ++i) {
+      const auto z = a[static_cast<std::size_t>(i)] * b[static_cast<std::size_t>(i)];
+      spec_[i][0] = z.real();
+      spec_[i][1] = z.imag();
+    }
+    fftw_execute(inv_);
+    const double scale = 1.0 / double(p0_ * p1_);
+    std::vector<double> out(static_cast<std::size_t>(g0 * g1));
+    for (index i = 0; i < g0; ++i)
+      for (index j = 0; j < g1; ++j)
+        out[static_cast<std::size_t>(i * g1 + j)] = real_[i * p1_ + j] * scale;
+    return out;
+  }
+
+ private:
+  index p0_, p1_, nc_;
+  double* real_;
+  fftw_complex* spec_;
+  fftw_plan fwd_, inv_;
+};
+
+}  // namespace
+
+binned_2d::binned_2d(const_matrix_view<double> x, std::span<const double> y,
+                     std::array<double, 2> lo, std::array<double, 2> hi, std::array<double, 2> h,
+                     double cells_per_h, const binned2d_settings& st)
+    : lo_(lo), h_(h) {
+  for (int a = 0; a < 2; ++a) {
+    const double span = std::max(hi[a] - lo[a], 1e-300);
+    const double want = std::min(span / h[a] * cells_per_h, double(st.max_cells));
+    g_[a] = std::clamp<index>(next_pow2(static_cast<index>(std::ceil(want)) + 1), 16, st.max_cells);
+    delta_[a] = hi[a] > lo[a] ? span / double(g_[a] - 1) : 1.0;
+  }
+  const auto cells = static_cast<std::size_t>(g_[0] * g_[1]);
+  c_.assign(cells, 0.0);
+  const bool with_y = !y.empty();
+  if (with_y) cy_.assign(cells, 0.0), cyy_.assign(cells, 0.0);
+  for (index i = 0; i < x.rows; ++i) {
+    index g[2];
+    double f[2];
+    for (int a = 0; a < 2; ++a) {
+      const double t = (x(i, a) - lo_[a]) / delta_[a];
+      g[a] = std::clamp<index>(static_cast<index>(std::floor(t)), 0, g_[a] - 2);
+      f[a] = std::clamp(t - double(g[a]), 0.0, 1.0);
+    }
+    const double w[4] = {(1 - f[0]) * (1 - f[1]), (1 - f[0]) * f[1], f[0] * (1 - f[1]),
+                         f[0] * f[1]};
+    const std::size_t at[4] = {static_cast<std::size_t>(g[0] * g_[1] + g[1]),
+                               static_cast<std::size_t>(g[0] * g_[1] + g[1] + 1),
+                               static_cast<std::size_t>((g[0] + 1) * g_[1] + g[1]),
+                               static_cast<std::size_t>((g[0] + 1) * g_[1] + g[1] + 1)};
+    const double yi = with_y ? y[static_cast<std::size_t>(i)] : 0.0;
+    for (int q = 0; q < 4; ++q) {
+      c_[at[q]] += w[q];
+      if (with_y) cy_[at[q]] += w[q] * yi, cyy_[at[q]] += w[q] * yi * yi;
+    }
+  }
+}
+
+binned_2d::sums binned_2d::convolve(const any_kernel& unit, bool with_q) const {
+  const double reach = binned_reach(unit, binned_settings{}.tail_tolerance);  // in bandwidths
+  index lags[2], p[2];
+  for (int a = 0; a < 2; ++a) {
+    const double r = reach * h_[a] / delta_[a];
+    lags[a] =
+        std::isfinite(r) ? std::min<index>(g_[a] - 1, static_cast<index>(std::ceil(r))) : g_[a] - 1;
+    p[a] = next_pow2(g_[a] + lags[a] + 1);
+  }
+  fft2 plan(p[0], p[1]);
+  auto kernel_signal = [&](bool squared) {
+    plan.zero();
+    double* sig = plan.real();
+    for (index l0 = -lags[0]; l0 <= lags[0]; ++l0)
+      for (index l1 = -lags[1]; l1 <= lags[1]; ++l1) {
+        const double u0 = double(l0) * delta_[0] / h_[0], u1 = double(l1) * delta_[1] / h_[1];
+        double v = kernel_at_distance(unit, std::sqrt(u0 * u0 + u1 * u1));
+        if (squared) v *= v;
+        const index i0 = l0 >= 0 ? l0 : p[0] + l0, i1 = l1 >= 0 ? l1 : p[1] + l1;
+        sig[i0 * plan.p1() + i1] = v;
+      }
+    return plan.forward();
+  };
+  sums out;
+  const auto fk = kernel_signal(false);
+  const auto fc = plan.forward_grid(c_, g_[0], g_[1]);
+  out.s0 = plan.convolve(fc, fk, g_[0], g_[1]);
+  if (!cy_.empty()) out.t0 = plan.convolve(plan.forward_grid(cy_, g_[0], g_[1]), fk, g_[0], g_[1]);
+  if (with_q) out.q0 = plan.convolve(fc, kernel_signal(true), g_[0], g_[1]);
+  return out;
+}
+
+bool binned_2d::inside(double a0, double a1) const {
+  return a0 >= lo_[0] && a0 <= lo_[0] + delta_[0] * double(g_[0] - 1) && a1 >= lo_[1] &&
+         a1 <= lo_[1] + delta_[1] * double(g_[1] - 1);
+}
+
+double binned_2d::read(const std::vector<double>& v, double a0, double a1) const {
+  index g[2];
+  double f[2];
+  const double a[2] = {a0, a1};
+  for (int d = 0; d < 2; ++d) {
+    const double t = (a[d] - lo_[d]) / delta_[d];
+    g[d] = std::clamp<index>(static_cast<index>(std::floor(t)), 0, g_[d] - 2);
+    f[d] = std::clamp(t - double(g[d]), 0.0, 1.0);
+  }
+  auto at = [&](index i, index j) { return v[static_cast<std::size_t>(i * g_[1] + j)]; };
+  return (1 - f[0]) * ((1 - f[1]) * at(g[0], g[1]) + f[1] * at(g[0], g[1] + 1)) +
+         f[0] * ((1 - f[1]) * at(g[0] + 1, g[1]) + f[1] * at(g[0] + 1, g[1] + 1));
+}
+
+double kernel_integral_2d(const any_kernel& k) {
+  const std::string_view n = kernel_name(k);
+  if (n == "gaussian") return 2 * std::numbers::pi;
+  if (n == "laplacian") return 2 * std::numbers::pi;  // 2π ∫ e^{−r} r dr
+  if (n == "boxcar") return std::numbers::pi;
+  if (n == "epanechnikov") return std::numbers::pi / 2;
+  if (n == "biweight") return std::numbers::pi / 3;
+  if (n == "triweight") return std::numbers::pi / 4;
+  if (const auto* rq = std::get_if<kernel_rational_quadratic>(&k); rq && rq->alpha > 1)
+    return 2 * std::numbers::pi * rq->alpha / (rq->alpha - 1);
+  if (n == "tricube" || n == "cosine") {  // 2π ∫₀¹ K(r) r dr by Simpson's rule
+    any_kernel unit = k;
+    kernel_set_param(unit, 1.0);
+    const int m = 2000;
+    double acc = 0;
+    for (int i = 0; i <= m; ++i) {
+      const double r = double(i) / m;
+      acc += (i == 0 || i == m ? 1 : (i % 2 ? 4 : 2)) * kernel_at_distance(unit, r) * r;
+    }
+    return 2 * std::numbers::pi * acc / (3.0 * m);
+  }
+  throw std::invalid_argument(fmt::format(
+      "kernel {} is not a density in 2-D (use gaussian, epanechnikov, biweight, triweight, "
+      "tricube, cosine, boxcar, laplacian, rational_quadratic with alpha > 1)",
+      n));
+}
+
+}  // namespace kf::detail

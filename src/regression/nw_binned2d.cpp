@@ -1,0 +1,108 @@
+// Nadaraya–Watson in two columns on the bilinear-binned grid (see binned2d.hpp).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernelformer/regression/binned.hpp"
+#include "regression/binned2d.hpp"
+
+namespace kf::detail {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct grid_setup {
+  std::array<double, 2> lo, hi, h;
+  any_kernel unit;
+  double k0;
+};
+
+// The grid over the data, widened to the queries within the kernel's reach (farther ones are
+// left to the exact route).
+grid_setup setup(const regression_spec& spec, const_matrix_view<double> x,
+                 const_matrix_view<double> xq) {
+  grid_setup g;
+  for (int a = 0; a < 2; ++a)
+    g.h[a] = spec.bandwidth.size() == 1 ? spec.bandwidth[0] : spec.bandwidth[std::size_t(a)];
+  g.unit = spec.kernel;
+  kernel_set_param(g.unit, 1.0);
+  g.k0 = kernel_at_distance(g.unit, 0.0);
+  const double reach = binned_reach(g.unit, binned_settings{}.tail_tolerance);
+  for (int a = 0; a < 2; ++a) {
+    g.lo[a] = g.hi[a] = x(0, a);
+    for (index i = 0; i < x.rows; ++i)
+      g.lo[a] = std::min(g.lo[a], x(i, a)), g.hi[a] = std::max(g.hi[a], x(i, a));
+    const double out = std::min(reach * g.h[a], g.hi[a] - g.lo[a] + g.h[a]);
+    const double xlo = g.lo[a], xhi = g.hi[a];
+    for (index i = 0; i < xq.rows; ++i) {
+      const double v = xq(i, a);
+      if (v < g.lo[a] && v >= xlo - out) g.lo[a] = v;
+      if (v > g.hi[a] && v <= xhi + out) g.hi[a] = v;
+    }
+  }
+  return g;
+}
+
+}  // namespace
+
+regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_view<double> x,
+                                     std::span<const double> y, const_matrix_view<double> xq,
+                                     bool at_training, double cells_per_h) {
+  const grid_setup g = setup(spec, x, xq);
+  const binned_2d bd(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{});
+  const auto sm = bd.convolve(g.unit, true);
+  regression_eval r;
+  const auto nq = static_cast<std::size_t>(xq.rows);
+  r.fit.assign(nq, 0.0);
+  r.sum_l2.assign(nq, 0.0);
+  r.defined.assign(nq, 0);
+  if (at_training) r.self_weight.assign(nq, 0.0);
+  for (index i = 0; i < xq.rows; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    const double a0 = xq(i, 0), a1 = xq(i, 1);
+    const double s0 = bd.inside(a0, a1) ? bd.read(sm.s0, a0, a1) : 0.0;
+    // Less than one data point's weight: binning's spill across a compact kernel's edge could
+    // decide whether the fit is defined at all, so the caller evaluates these exactly.
+    if (!(s0 >= g.k0)) {
+      ++r.undefined;
+      continue;
+    }
+    r.defined[iu] = 1;
+    r.fit[iu] = bd.read(sm.t0, a0, a1) / s0;
+    r.sum_l2[iu] = std::max(bd.read(sm.q0, a0, a1) / (s0 * s0), 0.0);
+    if (at_training) r.self_weight[iu] = g.k0 / s0;
+  }
+  return r;
+}
+
+criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_view<double> x,
+                                      std::span<const double> y, double cells_per_h) {
+  const_matrix_view<double> no_queries = x;
+  no_queries.rows = 0;
+  const grid_setup g = setup(spec, x, no_queries);
+  const binned_2d bd(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{});
+  const auto sm = bd.convolve(g.unit, false);
+  criterion_values c{0, 0, 0, 0, 0, 0};
+  double loo = 0;
+  const auto& cc = bd.c();
+  for (std::size_t q = 0; q < cc.size(); ++q) {
+    if (!(cc[q] > 0)) continue;
+    const double s0 = sm.s0[q];
+    if (!(s0 > 1e-3 * g.k0)) return {kInf, kInf, kInf, kInf, kInf, 1};
+    const double fit = sm.t0[q] / s0, self = g.k0 / s0;
+    const double sq = std::max(bd.cyy()[q] - 2 * bd.cy()[q] * fit + cc[q] * fit * fit, 0.0);
+    c.rss += sq;
+    c.df += cc[q] * self;
+    const double denom = 1.0 - self;
+    loo += denom > 1e-10 ? sq / (denom * denom) : kInf;
+  }
+  const double nn = double(x.rows);
+  c.loo_cv = loo / nn;
+  c.gcv = c.df < nn ? (c.rss / nn) / ((1 - c.df / nn) * (1 - c.df / nn)) : kInf;
+  c.aicc = nn - c.df - 2 > 0 && c.rss > 0
+               ? std::log(c.rss / nn) + 1 + 2 * (c.df + 1) / (nn - c.df - 2)
+               : kInf;
+  return c;
+}
+
+}  // namespace kf::detail
