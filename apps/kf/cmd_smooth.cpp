@@ -371,9 +371,11 @@ void add_smooth(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--k-max", o->k_max, "largest k tried by --k cv")->capture_default_str();
   sub->add_flag("--exact", o->exact,
-                "exact sums (all pairs; compact kernels: sorted keys) instead of the binned route "
-                "(1-D nw/local-linear, n >= 5000, every kernel but the boxcar) or the neighbor "
-                "search (knn); slow beyond ~10^5 points");
+                "exact sums instead of the binned route (1-D nw/local-linear, n >= 5000, every "
+                "kernel but the boxcar; 2-D nw) or the neighbor search (knn). Compact kernels in "
+                "1-D stay O(n log n) (sorted windows: a CV bandwidth at 10^6 points in ~3 s "
+                "epanechnikov, ~7 s tricube, ~14 s cosine); the others sum all pairs, slow beyond "
+                "~10^5 points");
   sub->add_option("--knn-weights", o->knn_weights, "uniform | distance")->capture_default_str();
   auto* grid = sub->add_option("--grid", o->grid, "fit on N evenly spaced points (per axis)")
                    ->capture_default_str();

@@ -1,12 +1,6 @@
-// Nadaraya–Watson, local-linear and KNN regression as callers of the smoothing primitive.
-//
-// Local linear from weighted means: with p_j the primitive's normalized weights at x0 and
-// x centered on the training mean, m_x = Σ p x, m_y = Σ p y, S_xx = Σ p x xᵀ − m_x m_xᵀ,
-// S_xy = Σ p x y − m_x m_y, the weighted least-squares line through the window gives
-//   ŷ(x0) = m_y + (x0 − m_x)ᵀ β,   β = S_xx⁻¹ S_xy,
-//   ℓ_j(x0) = p_j (1 + aᵀ(x_j − m_x)),   a = S_xx⁻¹ (x0 − m_x),
-// so one primitive call with values [1, y, x, x xᵀ, x y] (and its Σ p² companion) gives the
-// fit, the hat-matrix diagonal and Σ ℓ_j² for the standard error.
+// Nadaraya–Watson, local-linear and KNN regression: the fit (bandwidth or k chosen by a
+// criterion), its per-point diagnostics and predictions. regression_evaluate picks the route
+// (smoother_routes.hpp) and regression_route names it.
 #include "kernelformer/regression/smoother.hpp"
 
 #include <fmt/format.h>
@@ -16,19 +10,23 @@
 #include <limits>
 #include <memory>
 #include <stdexcept>
-#include "detail/eigen.hpp"
 
 #include "kernelformer/regression/binned.hpp"
 #include "kernelformer/smooth.hpp"
 #include "regression/binned2d.hpp"
 #include "regression/knn.hpp"
+#include "regression/smoother_routes.hpp"
 
 namespace kf {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-void check_data(const_matrix_view<double> x, std::span<const double> y) {
+}  // namespace
+
+namespace detail {
+
+void check_regression_data(const_matrix_view<double> x, std::span<const double> y) {
   if (x.rows < 1) throw std::invalid_argument("regression: no data points");
   if (x.cols < 1) throw std::invalid_argument("regression: x has no columns");
   if (static_cast<index>(y.size()) != x.rows)
@@ -44,10 +42,8 @@ void check_data(const_matrix_view<double> x, std::span<const double> y) {
 }
 
 // The per-column bandwidths of spec (broadcasting a single value).
-std::vector<double> bandwidths(const regression_spec& spec, index d) {
-  if (spec.bandwidth.size() == 1)
-    return std::vector<double>(static_cast<std::size_t>(d), spec.bandwidth[0]);
-  if (static_cast<index>(spec.bandwidth.size()) != d)
+std::vector<double> regression_bandwidths(const regression_spec& spec, index d) {
+  if (spec.bandwidth.size() != 1 && static_cast<index>(spec.bandwidth.size()) != d)
     throw std::invalid_argument(fmt::format(
         "regression: {} bandwidths given for {} x columns (give one, or one per column)",
         spec.bandwidth.size(), d));
@@ -55,18 +51,19 @@ std::vector<double> bandwidths(const regression_spec& spec, index d) {
     if (!(std::isfinite(h) && h > 0))
       throw std::invalid_argument(
           fmt::format("regression: bandwidth {} must be positive and finite", h));
+  if (spec.bandwidth.size() == 1)
+    return std::vector<double>(static_cast<std::size_t>(d), spec.bandwidth[0]);
   return spec.bandwidth;
 }
 
-// Log of the kernel's own weight at distance 0 (the training point's weight on itself).
-double log_self_weight(const any_kernel& k) {
-  return std::visit(
-      [](const auto& kk) {
-        const double w = kk.template weight<double>(0.0);
-        return std::decay_t<decltype(kk)>::log_domain ? w : std::log(w);
-      },
-      k);
-}
+}  // namespace detail
+
+namespace {
+
+using detail::check_regression_data;
+using detail::from_moments;
+using detail::local_quantities;
+using detail::regression_bandwidths;
 
 // Column 0 of x as a contiguous span: x's own storage when its rows are one value apart (one
 // column, the common 1-D case: no copy of 10^7 values), else a copy kept in `hold`.
@@ -92,35 +89,8 @@ bool use_binned2d(const regression_spec& spec, index n, index d) {
 
 any_kernel kernel_with_bandwidth(const regression_spec& spec) {
   any_kernel k = spec.kernel;
-  kernel_set_param(k, bandwidths(spec, 1)[0]);
+  kernel_set_param(k, regression_bandwidths(spec, 1)[0]);
   return k;
-}
-
-// Fit, Σℓ², self weight at one point from the local moments (binned path).
-struct local_quantities {
-  double fit = 0, sum_l2 = 0, self = 0;
-  bool defined = false, fallback = false;
-};
-
-// k0 = K(0), the weight of a training point on itself.
-local_quantities from_moments(int degree, double k0, double s0, double s1, double s2, double t0,
-                              double t1, double q0, double q1, double q2) {
-  local_quantities r;
-  if (!(s0 > 1e-3 * k0)) return r;  // too far from the data for binned precision: exact instead
-  r.defined = true;
-  r.fit = t0 / s0;
-  r.sum_l2 = q0 / (s0 * s0);
-  r.self = k0 / s0;
-  if (degree == 0) return r;
-  const double det = s0 * s2 - s1 * s1;
-  if (!(s2 > 0 && det > 1e-9 * s0 * s2)) {
-    r.fallback = true;
-    return r;
-  }
-  r.fit = (s2 * t0 - s1 * t1) / det;
-  r.sum_l2 = (s2 * s2 * q0 - 2 * s1 * s2 * q1 + s1 * s1 * q2) / (det * det);
-  r.self = k0 * s2 / det;
-  return r;
 }
 
 // Calls fn(i, q) for each query row i with the binned moments' local quantities, or fn(i,
@@ -213,7 +183,7 @@ criterion_values criteria_binned(const regression_spec& spec, const binned_data&
 regression_eval regression_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                                     std::span<const double> y, const_matrix_view<double> xq,
                                     bool at_training) {
-  check_data(x, y);
+  check_regression_data(x, y);
   const index n = x.rows, d = x.cols, nq = xq.rows;
   if (xq.cols != d)
     throw std::invalid_argument(
@@ -225,7 +195,7 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
   if (spec.method == regression_method::knn && !spec.exact)
     return detail::knn_evaluate(spec, x, y, xq, at_training);
   if (use_binned(spec, n, d) || use_binned2d(spec, n, d)) {
-    (void)bandwidths(spec, d);  // validates
+    (void)regression_bandwidths(spec, d);  // validates
     std::vector<double> hold;
     regression_eval r = d == 2
                             ? detail::nw_binned2d_evaluate(spec, x, y, xq, at_training,
@@ -253,158 +223,10 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
     return r;
   }
 
-  // Compact kernels on large 1-D data: sort keys and queries so the primitive's tiles are
-  // narrow in x and only those inside the support are visited (O(n log n + n·window)).
-  if (d == 1 && n >= 2048 && kernel_compact(spec.kernel) && spec.method != regression_method::knn) {
-    std::vector<index> kp(static_cast<std::size_t>(n)), qp(static_cast<std::size_t>(nq));
-    for (index i = 0; i < n; ++i) kp[static_cast<std::size_t>(i)] = i;
-    for (index i = 0; i < nq; ++i) qp[static_cast<std::size_t>(i)] = i;
-    std::stable_sort(kp.begin(), kp.end(), [&](index a, index b) { return x(a, 0) < x(b, 0); });
-    std::stable_sort(qp.begin(), qp.end(), [&](index a, index b) { return xq(a, 0) < xq(b, 0); });
-    bool already = true;
-    for (index i = 0; i < n && already; ++i) already = kp[static_cast<std::size_t>(i)] == i;
-    for (index i = 0; i < nq && already; ++i) already = qp[static_cast<std::size_t>(i)] == i;
-    if (!already) {
-      matrix<double> xs(n, 1), qs(nq, 1);
-      std::vector<double> ys(static_cast<std::size_t>(n));
-      for (index i = 0; i < n; ++i) {
-        xs(i, 0) = x(kp[static_cast<std::size_t>(i)], 0);
-        ys[static_cast<std::size_t>(i)] =
-            y[static_cast<std::size_t>(kp[static_cast<std::size_t>(i)])];
-      }
-      for (index i = 0; i < nq; ++i) qs(i, 0) = xq(qp[static_cast<std::size_t>(i)], 0);
-      const regression_eval sorted = regression_evaluate(
-          spec, xs.cview(), ys, at_training ? xs.cview() : qs.cview(), at_training);
-      regression_eval r = sorted;
-      for (index i = 0; i < nq; ++i) {
-        const auto to = static_cast<std::size_t>(at_training ? kp[static_cast<std::size_t>(i)]
-                                                             : qp[static_cast<std::size_t>(i)]);
-        const auto from = static_cast<std::size_t>(i);
-        r.fit[to] = sorted.fit[from];
-        r.sum_l2[to] = sorted.sum_l2[from];
-        r.defined[to] = sorted.defined[from];
-        if (at_training) r.self_weight[to] = sorted.self_weight[from];
-      }
-      return r;
-    }
-  }
-
-  kernel_spec kern;
-  mask msk;
-  smooth_options opt;
-  if (spec.method == regression_method::knn) {
-    if (spec.k < 1 || spec.k > n)
-      throw std::invalid_argument(
-          fmt::format("knn: k = {} must be in 1..{} (the number of points)", spec.k, n));
-    kern = spec.knn_distance_weights ? kernel_spec(kernel_inverse_distance{})
-                                     : kernel_spec(kernel_uniform{});
-    msk = mask::none().topk(spec.k, topk_rank::distance);
-  } else {
-    if (kernel_arg_of(spec.kernel) != kernel_arg::sqdist)
-      throw std::invalid_argument(
-          fmt::format("regression needs a distance kernel (gaussian, epanechnikov, …), not {}",
-                      kernel_name(spec.kernel)));
-    const auto h = bandwidths(spec, d);
-    any_kernel k = spec.kernel;
-    if (d == 1) {
-      kernel_set_param(k, h[0]);
-    } else {
-      kernel_set_param(k, 1.0);
-      opt.bandwidth_per_dim = h;
-    }
-    kern = k;
-  }
-  const bool ll = spec.method == regression_method::local_linear;
-
-  // Training means (local linear works in centered coordinates).
-  std::vector<double> mean(static_cast<std::size_t>(d), 0.0);
-  if (ll) {
-    for (index i = 0; i < n; ++i)
-      for (index c = 0; c < d; ++c) mean[static_cast<std::size_t>(c)] += x(i, c) / double(n);
-  }
-  // Value columns: [1, y] for nw/knn; [1, y, x (d), x xᵀ upper (d(d+1)/2), x y (d)] for ll.
-  const index npair = d * (d + 1) / 2;
-  const index nv = ll ? 2 + d + npair + d : 2;
-  const index cx = 2, cxx = 2 + d, cxy = 2 + d + npair;
-  matrix<double> v(n, nv);
-  for (index i = 0; i < n; ++i) {
-    const double yi = y[static_cast<std::size_t>(i)];
-    v(i, 0) = 1.0;
-    v(i, 1) = yi;
-    if (!ll) continue;
-    index t = 0;
-    for (index a = 0; a < d; ++a) {
-      const double xa = x(i, a) - mean[static_cast<std::size_t>(a)];
-      v(i, cx + a) = xa;
-      v(i, cxy + a) = xa * yi;
-      for (index b = a; b < d; ++b)
-        v(i, cxx + t++) = xa * (x(i, b) - mean[static_cast<std::size_t>(b)]);
-    }
-  }
-  matrix<double> out(nq, nv), out_sq(nq, nv);
-  std::vector<double> lse(static_cast<std::size_t>(nq));
-  smooth_forward_sq<double>(out.view(), out_sq.view(), lse, xq, x, v.cview(), kern, msk, opt);
-
-  regression_eval r;
-  r.fit.assign(static_cast<std::size_t>(nq), 0.0);
-  r.sum_l2.assign(static_cast<std::size_t>(nq), 0.0);
-  r.defined.assign(static_cast<std::size_t>(nq), 0);
-  if (at_training) r.self_weight.assign(static_cast<std::size_t>(nq), 0.0);
-  const double lw0 = log_self_weight(kern.first);
-  const auto hvec = spec.method == regression_method::knn
-                        ? std::vector<double>(static_cast<std::size_t>(d), 1.0)
-                        : bandwidths(spec, d);
-  for (index i = 0; i < nq; ++i) {
-    const auto iu = static_cast<std::size_t>(i);
-    if (!(out(i, 0) > 0.5)) {  // Σ p = 0: no training point has weight here
-      ++r.undefined;
-      continue;
-    }
-    r.defined[iu] = 1;
-    const double p_self = at_training ? std::exp(lw0 - lse[iu]) : 0.0;
-    double fit = out(i, 1), sum_l2 = out_sq(i, 0), self = p_self;
-    if (ll) {
-      Eigen::MatrixXd s(d, d), dsc = Eigen::MatrixXd::Zero(d, d);
-      Eigen::VectorXd mx(d), sxy(d), x0(d);
-      index t = 0;
-      for (index a = 0; a < d; ++a) {
-        mx(a) = out(i, cx + a);
-        x0(a) = xq(i, a) - mean[static_cast<std::size_t>(a)];
-        dsc(a, a) = 1.0 / hvec[static_cast<std::size_t>(a)];
-      }
-      for (index a = 0; a < d; ++a)
-        for (index b = a; b < d; ++b) {
-          s(a, b) = s(b, a) = out(i, cxx + t++) - mx(a) * mx(b);
-        }
-      for (index a = 0; a < d; ++a) sxy(a) = out(i, cxy + a) - mx(a) * out(i, 1);
-      // Singular local design (too few distinct points in the window): fall back to NW.
-      const Eigen::MatrixXd sn = dsc * s * dsc;  // in bandwidth units
-      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(sn, Eigen::EigenvaluesOnly);
-      if (es.eigenvalues().minCoeff() > 1e-9) {
-        const auto ldlt = s.ldlt();
-        const Eigen::VectorXd beta = ldlt.solve(sxy);
-        const Eigen::VectorXd av = ldlt.solve(x0 - mx);
-        fit = out(i, 1) + (x0 - mx).dot(beta);
-        // Σ ℓ² = Σ p² (c0 + aᵀx)², c0 = 1 − aᵀ m_x
-        const double c0 = 1.0 - av.dot(mx);
-        Eigen::VectorXd px(d);
-        Eigen::MatrixXd pxx(d, d);
-        t = 0;
-        for (index a = 0; a < d; ++a) {
-          px(a) = out_sq(i, cx + a);
-          for (index b = a; b < d; ++b) pxx(a, b) = pxx(b, a) = out_sq(i, cxx + t++);
-        }
-        sum_l2 = c0 * c0 * out_sq(i, 0) + 2 * c0 * av.dot(px) + av.dot(pxx * av);
-        if (at_training) self = p_self * (1.0 + av.dot(x0 - mx));
-      } else {
-        ++r.ll_fallback;
-      }
-    }
-    r.fit[iu] = fit;
-    r.sum_l2[iu] = std::max(sum_l2, 0.0);
-    if (at_training) r.self_weight[iu] = self;
-  }
-  return r;
+  if (d == 1 && spec.method != regression_method::knn &&
+      detail::sorted_window_supports(spec.kernel))
+    return detail::sorted_window_evaluate(spec, x, y, xq, at_training);
+  return detail::evaluate_all_pairs(spec, x, y, xq, at_training);
 }
 
 std::string regression_route(const regression_spec& spec, index n, index d) {
@@ -413,7 +235,8 @@ std::string regression_route(const regression_spec& spec, index n, index d) {
                       : (d == 1 ? "neighbors (sorted, two pointers)" : "neighbors (k-d tree)");
   if (use_binned(spec, n, d)) return "binned (linear binning + FFT)";
   if (use_binned2d(spec, n, d)) return "binned 2-D (bilinear binning + FFT)";
-  if (d == 1 && n >= 2048 && kernel_compact(spec.kernel)) return "exact (sorted keys, support)";
+  if (d == 1 && detail::sorted_window_supports(spec.kernel))
+    return "exact (sorted windows, running polynomial sums)";
   return "exact (all pairs)";
 }
 
@@ -421,18 +244,23 @@ criterion_values regression_criteria(const regression_spec& spec, const_matrix_v
                                      std::span<const double> y) {
   const index n = x.rows;
   if (use_binned2d(spec, n, x.cols)) {
-    check_data(x, y);
-    (void)bandwidths(spec, 2);
+    check_regression_data(x, y);
+    (void)regression_bandwidths(spec, 2);
     return detail::nw_binned2d_criteria(spec, x, y, detail::binned2d_settings{}.cells_per_h);
   }
   if (use_binned(spec, n, x.cols)) {
-    check_data(x, y);
-    (void)bandwidths(spec, 1);
+    check_regression_data(x, y);
+    (void)regression_bandwidths(spec, 1);
     std::vector<double> hold;
     const auto xs = column0(x, hold);
     const binned_data bd(xs, y, *std::min_element(xs.begin(), xs.end()),
                          *std::max_element(xs.begin(), xs.end()));
     return criteria_binned(spec, bd, binned_settings{}.cells_per_h);
+  }
+  if (x.cols == 1 && spec.method != regression_method::knn &&
+      detail::sorted_window_supports(spec.kernel)) {
+    check_regression_data(x, y);
+    return criteria_of(detail::sorted_window_evaluate(spec, x, y, x, true, false), y);
   }
   return criteria_of(regression_evaluate(spec, x, y, x, true), y);
 }
@@ -513,6 +341,20 @@ criterion_values fit_diagnostics(regression_fit& f) {
   return cv;
 }
 
+// One column x and y reordered by x.
+void sorted_copy(const_matrix_view<double> x, std::span<const double> y, matrix<double>& xs,
+                 std::vector<double>& ys) {
+  std::vector<index> order(static_cast<std::size_t>(x.rows));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<index>(i);
+  std::sort(order.begin(), order.end(), [&](index a, index b) { return x(a, 0) < x(b, 0); });
+  xs = matrix<double>(x.rows, 1);
+  ys.resize(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    xs(static_cast<index>(i), 0) = x(order[i], 0);
+    ys[i] = y[static_cast<std::size_t>(order[i])];
+  }
+}
+
 // KNN on the neighbor-search route: k chosen by leave-one-out CV when spec.k = 0, then one pass
 // of k + 1 neighbors per training point for the fit, the hat diagonal and the leave-one-out
 // residuals — which drop the point itself: the k nearest other points predict it (not the
@@ -567,7 +409,7 @@ criterion_values knn_fit(regression_fit& f, regression_spec& spec) {
 regression_fit regression_fit_data(regression_spec spec, const_matrix_view<double> x,
                                    std::span<const double> y, bandwidth_criterion criterion,
                                    const progress_fn& progress) {
-  check_data(x, y);
+  check_regression_data(x, y);
   matrix<double> xc(x.rows, x.cols);
   for (index i = 0; i < x.rows; ++i)
     for (index c = 0; c < x.cols; ++c) xc(i, c) = x(i, c);
@@ -588,7 +430,7 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
   f.y = std::move(y_data);
   const const_matrix_view<double> x = f.x.cview();
   const std::span<const double> y = f.y;
-  check_data(x, y);
+  check_regression_data(x, y);
   const index n = x.rows, d = x.cols;
   f.criterion = criterion;
   if (spec.method == regression_method::knn) {
@@ -598,7 +440,7 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
   } else {
     switch (criterion) {
       case bandwidth_criterion::fixed:
-        spec.bandwidth = bandwidths(spec, d);
+        spec.bandwidth = regression_bandwidths(spec, d);
         break;
       case bandwidth_criterion::silverman:
       case bandwidth_criterion::scott:
@@ -619,6 +461,12 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
         if (!xs.empty())
           bd = std::make_unique<binned_data>(xs, y, *std::min_element(xs.begin(), xs.end()),
                                              *std::max_element(xs.begin(), xs.end()));
+        // The sorted-window route searches a sorted copy (sorted once, not per bandwidth).
+        matrix<double> x_sorted;
+        std::vector<double> y_sorted;
+        if (!bd && d == 1 && spec.method != regression_method::knn &&
+            detail::sorted_window_supports(spec.kernel))
+          sorted_copy(x, y, x_sorted, y_sorted);
         auto objective = [&](const std::vector<double>& h) {
           regression_spec s = spec;
           s.bandwidth = h;
@@ -626,7 +474,8 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
                           : use_binned2d(s, n, d)
                               ? detail::nw_binned2d_criteria(
                                     s, x, y, detail::binned2d_settings{}.search_cells_per_h)
-                              : regression_criteria(s, x, y);
+                          : !y_sorted.empty() ? regression_criteria(s, x_sorted.cview(), y_sorted)
+                                              : regression_criteria(s, x, y);
           return criterion == bandwidth_criterion::loo_cv ? cv.loo_cv
                  : criterion == bandwidth_criterion::gcv  ? cv.gcv
                                                           : cv.aicc;

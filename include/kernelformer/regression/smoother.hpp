@@ -36,8 +36,9 @@ struct regression_spec {
   // Routes (regression_route names the one taken): 1-D nw/local-linear with n ≥ binned_min_n and
   // any kernel but the boxcar take the binned fast path (regression/binned.hpp: error < 1e-6 of
   // the range of y for the gaussian, < 1e-4 for the others); knn takes the sorted/k-d tree
-  // neighbor search (src/regression/knn.hpp). exact = true takes the primitive over all pairs
-  // (compact kernels in 1-D: over sorted keys, visiting only tiles inside the support).
+  // neighbor search (src/regression/knn.hpp). exact = true takes the primitive over all pairs,
+  // except compact kernels in 1-D: exact sums over sorted windows in O(n log n)
+  // (src/regression/sorted_window.cpp). The routes: src/regression/smoother_routes.hpp.
   bool exact = false;
   index binned_min_n = 5000;
   // The fit keeps per-point diagnostics (fitted values, hat diagonal, LOO residuals: n values
