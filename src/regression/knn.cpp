@@ -1,31 +1,15 @@
 // k nearest neighbors by a sorted copy (1-D) or a k-d tree (nanoflann), see knn.hpp.
 #include "regression/knn.hpp"
 
-#include <nanoflann.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
+#include "regression/kd_tree.hpp"
+
 namespace kf::detail {
 namespace {
-
-// nanoflann's view of the training rows.
-struct cloud {
-  const_matrix_view<double> x;
-  std::size_t kdtree_get_point_count() const { return static_cast<std::size_t>(x.rows); }
-  double kdtree_get_pt(std::size_t i, std::size_t c) const {
-    return x(static_cast<index>(i), static_cast<index>(c));
-  }
-  template <class box>
-  bool kdtree_get_bbox(box&) const {
-    return false;
-  }
-};
-
-using kd_tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, cloud>,
-                                                    cloud, -1, std::size_t>;
 
 // The weighted mean of y over a neighbor list (uniform, or 1/distance with exact matches
 // taking all the weight), Σℓ², and the weight of row `self` (−1: none).

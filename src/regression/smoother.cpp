@@ -226,6 +226,9 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
   if (d == 1 && spec.method != regression_method::knn &&
       detail::sorted_window_supports(spec.kernel))
     return detail::sorted_window_evaluate(spec, x, y, xq, at_training);
+  if (detail::radius_supports(spec, d) &&
+      detail::support_fraction(spec, x) <= detail::kRadiusMaxFraction)
+    return detail::radius_evaluate(spec, x, y, xq, at_training);
   return detail::evaluate_all_pairs(spec, x, y, xq, at_training);
 }
 
@@ -237,6 +240,9 @@ std::string regression_route(const regression_spec& spec, index n, index d) {
   if (use_binned2d(spec, n, d)) return "binned 2-D (bilinear binning + FFT)";
   if (d == 1 && detail::sorted_window_supports(spec.kernel))
     return "exact (sorted windows, running polynomial sums)";
+  if (detail::radius_supports(spec, d))
+    return "exact (k-d tree over each support; all pairs where it spans over 5% of the data's "
+           "box)";
   return "exact (all pairs)";
 }
 

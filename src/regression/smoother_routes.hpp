@@ -5,6 +5,7 @@
 //                   reference for every other route (smoother_exact.cpp)
 //   sorted windows  exact 1-D sums for compact kernels from running polynomial sums over
 //                   sorted keys, O(n log n) (sorted_window.cpp)
+//   radius          d ≥ 2, compact kernels: a k-d tree finds each query's support (radius.cpp)
 //   binned          linear binning + FFT in 1-D (binned.hpp), bilinear in 2-D (binned2d.hpp)
 //   neighbors       KNN by sorted neighbors or a k-d tree (knn.hpp)
 #pragma once
@@ -74,5 +75,16 @@ std::vector<double> compact_polynomial(const any_kernel& k);
 regression_eval sorted_window_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                                        std::span<const double> y, const_matrix_view<double> xq,
                                        bool at_training, bool want_sum_l2 = true);
+
+// The radius route (radius.cpp): two or more columns, a compact kernel, nw or local linear.
+bool radius_supports(const regression_spec& spec, index d);
+// The support's box as a fraction of the data's bounding box (per column min(1, 2h/range),
+// multiplied): the tree pays while a window holds a small part of the data; beyond
+// kRadiusMaxFraction the all-pairs primitive (SIMD, tiled) is faster per pair.
+double support_fraction(const regression_spec& spec, const_matrix_view<double> x);
+inline constexpr double kRadiusMaxFraction = 0.05;
+regression_eval radius_evaluate(const regression_spec& spec, const_matrix_view<double> x,
+                                std::span<const double> y, const_matrix_view<double> xq,
+                                bool at_training);
 
 }  // namespace kf::detail

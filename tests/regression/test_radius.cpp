@@ -1,0 +1,91 @@
+// The radius route (multivariate compact kernels through a k-d tree) against the all-pairs
+// route: d = 2 and 3, every compact kernel, Nadaraya–Watson and local linear, one bandwidth and
+// one per column, at the training points (ties among them) and at queries inside, between and
+// far outside the data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernelformer/regression/smoother.hpp"
+#include "regression/smoother_routes.hpp"
+#include "test_util.hpp"
+
+namespace kf {
+namespace {
+
+void expect_same(const regression_eval& a, const regression_eval& b, bool self,
+                 const std::string& what) {
+  ASSERT_EQ(a.fit.size(), b.fit.size());
+  EXPECT_EQ(a.undefined, b.undefined) << what;
+  EXPECT_EQ(a.ll_fallback, b.ll_fallback) << what;
+  for (std::size_t i = 0; i < a.fit.size(); ++i) {
+    ASSERT_EQ(a.defined[i], b.defined[i]) << what << " at " << i;
+    if (!a.defined[i]) continue;
+    // An extrapolating or saturated local plane (Σℓ² ≳ 1: about as many points as parameters)
+    // keeps fewer digits in the all-pairs route's sums, centered on the data's mean.
+    const double cond = b.sum_l2[i] > 0.5 ? 1e3 * std::max(1.0, b.sum_l2[i]) : 1.0;
+    EXPECT_NEAR(a.fit[i], b.fit[i], 1e-8 * cond * (1 + std::abs(b.fit[i]))) << what << " " << i;
+    EXPECT_NEAR(a.sum_l2[i], b.sum_l2[i], 1e-7 * cond * b.sum_l2[i]) << what << " " << i;
+    if (self) {
+      EXPECT_NEAR(a.self_weight[i], b.self_weight[i], 1e-8 * cond) << what << " " << i;
+    }
+  }
+}
+
+TEST(Radius, MatchesAllPairsForEveryCompactKernel) {
+  for (index d : {2, 3}) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(d));
+    std::uniform_real_distribution<double> u(0, 1);
+    const index n = 401;
+    matrix<double> x(n, d);
+    std::vector<double> y(static_cast<std::size_t>(n));
+    for (index i = 0; i < n; ++i) {
+      for (index c = 0; c < d; ++c) x(i, c) = i % 9 == 0 ? 0.5 : u(rng) * double(c + 1);
+      y[static_cast<std::size_t>(i)] = std::sin(3 * x(i, 0)) + x(i, d - 1) + 0.1 * u(rng);
+    }
+    const auto q = test::random_matrix<double>(97, d, 11, -0.4, 2.5);
+    for (const any_kernel& k : {any_kernel(kernel_boxcar{}), any_kernel(kernel_epanechnikov{}),
+                                any_kernel(kernel_biweight{}), any_kernel(kernel_triweight{}),
+                                any_kernel(kernel_tricube{}), any_kernel(kernel_cosine{})})
+      for (auto method : {regression_method::nw, regression_method::local_linear})
+        for (const std::vector<double>& h :
+             {std::vector<double>{0.237}, std::vector<double>(std::size_t(d), 0.61),
+              std::vector<double>{0.3, 0.9, 0.5}}) {
+          if (h.size() > 1 && static_cast<index>(h.size()) != d) continue;
+          regression_spec spec;
+          spec.method = method;
+          spec.kernel = k;
+          spec.bandwidth = h;
+          const std::string what = std::string(kernel_name(k)) + " d=" + std::to_string(d) +
+                                   (method == regression_method::nw ? " nw" : " ll") +
+                                   " h0=" + std::to_string(h[0]);
+          expect_same(detail::radius_evaluate(spec, x.cview(), y, x.cview(), true),
+                      detail::evaluate_all_pairs(spec, x.cview(), y, x.cview(), true), true,
+                      what + " (training)");
+          expect_same(detail::radius_evaluate(spec, x.cview(), y, q.cview(), false),
+                      detail::evaluate_all_pairs(spec, x.cview(), y, q.cview(), false), false,
+                      what + " (queries)");
+        }
+  }
+}
+
+TEST(Radius, IsTheRouteForCompactKernelsInSeveralColumns) {
+  regression_spec spec;
+  spec.kernel = kernel_epanechnikov{};
+  spec.method = regression_method::local_linear;
+  EXPECT_EQ(
+      regression_route(spec, 100000, 3),
+      "exact (k-d tree over each support; all pairs where it spans over 5% of the data's box)");
+  spec.method = regression_method::nw;
+  EXPECT_EQ(regression_route(spec, 100000, 2), "binned 2-D (bilinear binning + FFT)");
+  spec.exact = true;
+  EXPECT_EQ(
+      regression_route(spec, 100000, 2),
+      "exact (k-d tree over each support; all pairs where it spans over 5% of the data's box)");
+  spec.kernel = kernel_gaussian{};
+  EXPECT_EQ(regression_route(spec, 100000, 3), "exact (all pairs)");
+}
+
+}  // namespace
+}  // namespace kf
