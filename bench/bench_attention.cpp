@@ -1,4 +1,4 @@
-// Multi-head attention speed (issue 8), beside this machine's sgemm in the same run:
+// Multi-head attention speed, beside this machine's sgemm in the same run:
 //   heads_forward      8 heads × head dim 64 of the fused primitive, heads split across the
 //                      threads (each head single-threaded), q, k, v given (n × 512, PyTorch's
 //                      packed head layout) — the core that PyTorch's softmax(QKᵀ/√d)V computes
@@ -11,7 +11,7 @@
 //   tile_gemms         the forward's two per-tile products alone, as the smoother runs them
 //                      (each thread its own row block, OpenBLAS single-threaded): S = Q·Kᵀ
 //                      (256 × 256 × 64) and O += P·V (256 × 64 × 256). Their rate is the
-//                      ceiling of the core at head dim 64, below sgemm's (see performance.md)
+//                      ceiling of the core at head dim 64, below sgemm's (docs/performance.md)
 // GFLOP/s counts the core's 4·n²·d·H (forward: Q·Kᵀ, P·V) or 14·n²·d·H (forward + backward:
 // Q·Kᵀ recomputed, dV, dP, dQ, dK, as FlashAttention counts); causal runs count the same FLOPs,
 // so skipped tiles show as effective GFLOP/s. python/bench_attention_vs_torch.py runs this binary

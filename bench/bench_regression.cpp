@@ -1,4 +1,4 @@
-// Regression at scale (issue 8), each case with its peak extra memory:
+// Regression at scale, each case with its peak extra memory:
 //   seed001      seed 001's Gaussian kernel regression (rbf_kernel(testx, x, gamma=5), rows
 //                normalized, times y) at n training points × m queries, x ~ U(0, 6),
 //                y = 2 sin x + N(0, 1), queries linspace(0, 6): the fused primitive in double (the

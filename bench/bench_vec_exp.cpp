@@ -3,7 +3,7 @@
 // and summed (exp_shift_sum), over a 256 × 256 tile (256 KiB in float: in L2, as in the smoother).
 //   exp_shift_sum/<isa>   every instruction-set variant this CPU runs (baseline, avx2, avx512)
 //   std_exp               the same pass with std::exp, element by element
-//   eigen_exp             the same pass with Eigen's array exp (the pass before issue 8)
+//   eigen_exp             the same pass with Eigen's array exp (what the smoother used before)
 // The counter ns/value is the time per exp in nanoseconds (lower is better; Google Benchmark
 // prints an inverted rate with an "s" suffix); compare within one run.
 //   build/release/bench/bench_vec_exp

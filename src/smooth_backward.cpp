@@ -124,7 +124,7 @@ void backward_dense(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> 
   // several threads or on the tiled route, else straight into the caller's matrices (attention's
   // per-head calls). dQ rows belong to one block each and are accumulated in place (on the tiled
   // route, through a block buffer). The tiled route's buffers have rows of whole panels, and
-  // contiguous rows are faster to accumulate into than the heads' strided ones (3%, session 8).
+  // contiguous rows are faster to accumulate into than the heads' strided ones (3%, A/B).
   const bool one_thread = pl.threads == 1 || (pl.n + rows - 1) / rows == 1;
   const bool buffered = !one_thread || tiled;
   const bool dq_buffered = tiled && want_dq;

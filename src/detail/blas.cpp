@@ -13,8 +13,9 @@ blasint bi(index v) { return static_cast<blasint>(v); }
 
 // Below this many multiply-adds a GEMM runs on one thread: forking OpenBLAS's team cost more
 // than it saved on the language model's 512 × 64 × 64 products (kf train lm --config tiny:
-// +10–18% tokens/s with one BLAS thread; docs/performance.md). OpenBLAS's OpenMP build sizes its
-// team from omp_get_max_threads(), so the calling thread's setting is lowered for the call.
+// +10–18% tokens/s with one BLAS thread; docs/performance.md, "Lessons that still hold").
+// OpenBLAS's OpenMP build sizes its team from omp_get_max_threads(), so the calling thread's
+// setting is lowered for the call.
 constexpr double kSmallGemm = double(1 << 24);
 
 struct small_gemm_guard {

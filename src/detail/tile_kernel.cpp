@@ -101,7 +101,7 @@ void scores_base(const float* a, index lda, index rows, index d, const float* kp
 // R rows (1…6) of one 16-column block, over the whole inner dimension. Not inlined: in its own
 // function the loop keeps every general register it uses; inlined into the panel loop, GCC kept
 // the loop counter and the row offsets on the stack (a store and reloads every step), and the
-// products ran at 82% of sgemm instead of 92–97% (docs/performance.md, session 8).
+// products ran at 82% of sgemm instead of 92–97% (bench_attention's tile_gemms/4096/3).
 template <int R, bool Add, bool Trans>
 [[gnu::target("avx2,fma"), gnu::noinline]] void block(const float* a, index lda, index inner,
                                                       const float* bp, float* c, index ldc) {

@@ -1,8 +1,8 @@
 // Internal: attention's two tile products in registers, with K and V packed once per call.
 //
 // The forward's tiles through OpenBLAS reach about two thirds of square sgemm at head dim 64
-// (docs/performance.md, session 6): every call packs Q and K again (S = Q·Kᵀ has an inner
-// dimension of only 64) and packs each fresh P before P·V. Here K is packed once per smoother
+// (docs/performance.md, "Lessons that still hold"): every call packs Q and K again (S = Q·Kᵀ has an
+// inner dimension of only 64) and packs each fresh P before P·V. Here K is packed once per smoother
 // call into panels of 16 keys (d × 16, transposed) and V into panels of 16 value columns
 // (m × 16); the score kernel reads Q rows in place and the accumulation kernel reads P rows in
 // place, so no tile is packed at all. Each product keeps a 6 × 16 block of its result in twelve

@@ -18,7 +18,7 @@ namespace {
 // e^r − 1 − r ≈ r²·(c2 + c3·r + c4·r² + c5·r³) on |r| ≤ ln2/2 in float: a minimax fit for the
 // relative error of e^r (Lawson's iteration on 4,000 Chebyshev nodes; 1.05e-7 at worst before
 // rounding). Degree 5 instead of Taylor's 7: five multiply-adds per value instead of eight, which
-// took the float exp from 12% to 10% of attention's forward at n = 4096 (perf, session 10).
+// took the float exp from 12% to 10% of attention's forward at n = 4096 (perf record).
 constexpr float kExpF[4] = {0.499992311000824f, 0.16667114198207855f, 0.041890114545822144f,
                             0.008312525227665901f};
 
