@@ -5,7 +5,7 @@ KNeighborsRegressor on the same data, with kf's peak RSS. Data: x ~ U(0, 6), y =
 (3-D knn: y = Σ 2 sin x_c + N(0, 1)).
 
 Usage: /usr/bin/python3 python/bench_scale.py [--kf build/release/kf] [--quick]
-       [--only kde,smooth,knn]
+       [--only kde,smooth,knn,2d]
 kf's times are whole commands (reading the CSV included). --quick uses 10x fewer points.
 Build kf first: cmake --preset release && cmake --build --preset release --target kf
 """
@@ -65,7 +65,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--kf", default=os.path.join(here, "..", "build", "release", "kf"))
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="kde,smooth,knn")
+    ap.add_argument("--only", default="kde,smooth,knn,2d")
     a = ap.parse_args()
     if not os.path.exists(a.kf):
         print(f"{a.kf} not found: cmake --preset release && cmake --build --preset release "
@@ -143,6 +143,28 @@ def main():
                 row(f"knn {d}-D, k=10, predict at {m:,} (kf: with building its search)", n, r,
                     f"sklearn KNeighborsRegressor kd_tree predict (fit {t_fit:.2f} s apart)",
                     t_pred)
+        if "2d" in only:
+            # Two columns: the 2-D binned route (KDE and NW, any radial kernel) and, in 2-D with
+            # --exact and in 3-D, the k-d tree route for compact kernels.
+            n = 10**6 // scale
+            _, _, path = data(n, 2)
+            for kern in ("gaussian", "epanechnikov", "laplacian", "tricube"):
+                r = kf_run([a.kf, "kde", path, "--x", "x0,x1", "--kernel", kern,
+                            "--bandwidth", "silverman"], tmp)
+                row(f"kde 2-D, {kern}, silverman", n, r)
+                r = kf_run([a.kf, "smooth", path, "--x", "x0,x1", "--kernel", kern,
+                            "--bandwidth", "silverman"], tmp)
+                row(f"smooth nw 2-D, {kern}, silverman", n, r)
+            for kern in ("epanechnikov", "tricube"):
+                r = kf_run([a.kf, "smooth", path, "--x", "x0,x1", "--kernel", kern,
+                            "--bandwidth", "silverman", "--exact"], tmp)
+                row(f"smooth nw 2-D, {kern}, silverman, --exact", n, r)
+            n = 10**6 // scale
+            _, _, path = data(n, 3)
+            for method in ("nw", "local-linear"):
+                r = kf_run([a.kf, "smooth", path, "--x", "x0,x1,x2", "--kernel", "epanechnikov",
+                            "--method", method, "--bandwidth", "silverman"], tmp)
+                row(f"smooth {method} 3-D, epanechnikov, silverman", n, r)
     return 0
 
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -131,6 +132,42 @@ void validate_node(const node& nd, index n, index m) {
     default:
       break;
   }
+}
+
+// The node as keys [j0, j1) see it (mask::key_range).
+std::shared_ptr<const node> shift_node(const node& nd, index j0, index j1) {
+  auto out = std::make_shared<node>(nd);
+  switch (nd.k) {
+    case kind::causal:  // j0 + j ≤ i + a  ⇔  j ≤ i + (a − j0)
+      out->a = nd.a - j0;
+      break;
+    case kind::window:  // i − left ≤ j0 + j ≤ i + right
+      out->a = nd.a + j0;
+      out->b = nd.b - j0;
+      break;
+    case kind::padding:  // j0 + j < L  ⇔  j < L − j0, clipped to the chunk
+      for (auto& len : out->lengths) len = std::clamp<index>(len - j0, 0, j1 - j0);
+      break;
+    case kind::user:
+      if (j1 > nd.m)
+        throw std::invalid_argument(fmt::format(
+            "mask key_range: keys [{}, {}) are beyond the mask matrix's {} columns", j0, j1, nd.m));
+      out->m = j1 - j0;
+      out->bits.assign(static_cast<std::size_t>(nd.n * out->m), 0);
+      for (index i = 0; i < nd.n; ++i)
+        for (index j = j0; j < j1; ++j)
+          out->bits[static_cast<std::size_t>(i * out->m + j - j0)] =
+              nd.bits[static_cast<std::size_t>(i * nd.m + j)];
+      break;
+    case kind::op_and:
+    case kind::op_or:
+      out->lhs = shift_node(*nd.lhs, j0, j1);
+      out->rhs = shift_node(*nd.rhs, j0, j1);
+      break;
+    case kind::radius:
+      break;
+  }
+  return out;
 }
 
 std::string describe_node(const node& nd) {
@@ -262,6 +299,17 @@ tile_class mask::classify(index i0, index i1, index j0, index j1, double min_r2)
 
 bool mask::needs_distance() const { return has_radius(root_.get()); }
 bool mask::is_none() const { return !root_ && topk_k_ == 0; }
+
+mask mask::key_range(index j0, index j1) const {
+  if (topk_k_ > 0)
+    throw std::invalid_argument(
+        "mask: a top-k/knn stage ranks every key of a row at once; it cannot be split into key "
+        "chunks or shards");
+  if (j0 < 0 || j1 < j0)
+    throw std::invalid_argument(fmt::format("mask key_range: [{}, {}) is not a range", j0, j1));
+  if (!root_) return *this;
+  return mask(shift_node(*root_, j0, j1));
+}
 
 void mask::validate(index n, index m) const {
   if (root_) validate_node(*root_, n, m);

@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "common.hpp"
+#include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/smooth.hpp"
+#include "kernelformer/smooth_partial.hpp"
 
 namespace kf::cli {
 namespace {
@@ -67,7 +69,20 @@ void run_typed(const attend_options& o, const loaded_array& q, const loaded_arra
   smooth_options opt;
   opt.threads = o.threads;
   matrix<T> out(qm.rows, vm.cols);
-  const smooth_stats st = smooth_forward<T>(out.view(), {}, qm, km, vm, kern, msk, opt);
+  smooth_stats st;
+  if (dist::size() == 1) {
+    st = smooth_forward<T>(out.view(), {}, qm, km, vm, kern, msk, opt);
+  } else {
+    // Under mpirun: this rank's block of keys, merged at rank 0 (smooth_partial.hpp).
+    const dist::range r = dist::my_shard(km.rows);
+    smooth_state<T> s =
+        smooth_partial<T>(qm, km.block(r.lo, 0, r.size(), km.cols),
+                          vm.block(r.lo, 0, r.size(), vm.cols), r.lo, km.rows, kern, msk, opt);
+    dist::reduce_state(s);
+    if (!dist::is_root()) return;  // rank 0 writes
+    out = std::move(s.out);
+    st.empty_rows = smooth_state_empty_rows(s);
+  }
   matrix<T> w;
   if (!o.weights.empty()) {
     const index nr = o.weight_rows.empty() ? qm.rows : static_cast<index>(o.weight_rows.size());
@@ -89,10 +104,11 @@ void run_typed(const attend_options& o, const loaded_array& q, const loaded_arra
   writer.commit();
   if (o.quiet) return;
   const char* dtype = std::is_same_v<T, float> ? "float32" : "float64";
-  fmt::print("kf attend: {} queries x {} keys (d = {}, dv = {}, {}), kernel {}, mask {}\n", qm.rows,
-             km.rows, qm.cols, vm.cols, dtype,
+  fmt::print("kf attend: {} queries x {} keys (d = {}, dv = {}, {}), kernel {}, mask {}{}\n",
+             qm.rows, km.rows, qm.cols, vm.cols, dtype,
              kernel_describe(kernel_resolve(kern, qm.cols, std::is_same_v<T, float>)),
-             msk.describe());
+             msk.describe(),
+             dist::size() > 1 ? fmt::format(", keys sharded over {} MPI ranks", dist::size()) : "");
   fmt::print("wrote {}{}\n", o.out, o.weights.empty() ? "" : " and " + o.weights);
   if (st.empty_rows > 0)
     fmt::print(stderr,
@@ -174,7 +190,10 @@ void add_attend(CLI::App& app) {
       "  kf attend -q Q.npy -k K.npy -v V.npy --kernel gaussian -b 0.3 -o OUT.npy\n"
       "  kf attend -q X.csv -k X.csv -v Y.csv --kernel epanechnikov:h=0.5 --mask knn:10 -o F.csv\n"
       "  kf attend -q Q.npy -k K.npy -v V.npy --mask causal --weights W.npy -o OUT.npy\n"
-      "  kf attend ... --kernel 'exp_dot*gaussian:h=2' --split 64        # content x position");
+      "  kf attend ... --kernel 'exp_dot*gaussian:h=2' --split 64        # content x position\n"
+      "  mpirun -np 4 kf attend -q Q.npy -k K.npy -v V.npy -o OUT.npy    # keys over 4 ranks\n"
+      "Under mpirun each rank smooths its block of the keys and rank 0 merges the partial results\n"
+      "(log-sum-exp rescaling) and writes; top-k/knn masks rank all keys at once and are refused.");
   sub->callback([o, bw, tp] {
     o->bandwidth_given = bw->count() > 0;
     o->temperature_given = tp->count() > 0;

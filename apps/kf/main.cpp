@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common.hpp"
+#include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/mapped_file.hpp"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,9 @@ int main(int argc, char** argv) {
   // Inputs are mapped read-only (io/mapped_file.hpp): a file truncated under us is one clear
   // line and exit 1, not a bus error.
   kf::io::mapped_file_guard();
+  // Under `mpirun -np N` this process is one of N ranks (kernelformer/dist/mpi.hpp); alone, the
+  // session does nothing.
+  const kf::dist::session mpi(&argc, &argv);
   CLI::App app{
       "kf — attention is Nadaraya-Watson kernel smoothing.\n"
       "One primitive, out_i = sum_j K(q_i,k_j) v_j / sum_j K(q_i,k_j), serves kernel regression\n"
@@ -59,7 +63,10 @@ int main(int argc, char** argv) {
                where);
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "kf: error: {}\n", e.what());
+    // Under mpirun the other ranks may wait in a collective: end them all.
+    const std::string rank = kf::dist::where();
+    fmt::print(stderr, "kf{}: error: {}\n", rank.empty() ? "" : " (" + rank + ")", e.what());
+    if (kf::dist::size() > 1) kf::dist::abort(1);
     return 1;
   }
   return 0;

@@ -53,6 +53,13 @@ class mask {
   index topk_k() const { return topk_k_; }
   topk_rank topk_by() const { return topk_by_; }
 
+  // The mask as keys [j0, j1) of the full key set see it, renumbered from 0: key j of the chunk
+  // is key j0 + j of the whole (causal and window offsets shift, padding lengths are clipped to
+  // the chunk, a user matrix keeps its columns j0..j1). What a chunk of keys needs for a partial
+  // result (smooth_partial.hpp). Throws std::invalid_argument for a top-k stage, which ranks all
+  // keys of a row at once and cannot be split.
+  mask key_range(index j0, index j1) const;
+
   // Throws std::invalid_argument if the mask cannot apply to an n × m problem.
   void validate(index n, index m) const;
   std::string describe() const;
