@@ -3,7 +3,8 @@
 # no-op. Groups (docs/dependencies.md says why each package is there):
 #   build   (default) compiler, CMake, GoogleTest, Google Benchmark, Eigen, OpenBLAS (OpenMP
 #           build), CLI11, fmt, nlohmann-json, cairo (figures), clang-format, cpp-httplib
-#           (kf serve), fortunes (the language model's default corpus), nanoflann (k-d trees)
+#           (kf serve), fortunes (the language model's default corpus), nanoflann (k-d trees),
+#           OpenMPI (mpirun -np N kf ...)
 #   web     Debian's chromium, Node.js + npm (if missing), and web/node_modules (playwright-core,
 #           `npm ci`, no browser download) for the explorer's headless-browser test
 #   python  Debian's numpy, PyTorch, statsmodels, scikit-learn under /usr/bin/python3 (fixture
@@ -13,7 +14,7 @@ set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config clang-format googletest libgtest-dev libbenchmark-dev
   libeigen3-dev libopenblas-openmp-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcairo2-dev libfftw3-dev
-  fonts-dejavu-core fortunes libcpp-httplib-dev libnanoflann-dev)
+  fonts-dejavu-core fortunes libcpp-httplib-dev libnanoflann-dev libopenmpi-dev openmpi-bin)
 web_pkgs=(chromium)
 command -v node >/dev/null || web_pkgs+=(nodejs)
 command -v npm >/dev/null || web_pkgs+=(npm)
