@@ -1,0 +1,92 @@
+"""Shared pieces of the scikit-learn estimators: input validation across scikit-learn versions,
+bandwidth and kernel arguments spelled as `kf smooth` / `kf kde` take them."""
+import numbers
+import warnings
+
+import numpy as np
+
+from . import _kernelformer as _kf
+from ._primitive import make_kernel
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _validate_data_fn
+except ImportError:  # Debian bookworm's 1.2: the estimator's own method
+    _validate_data_fn = None
+
+
+class SearchBoundaryWarning(UserWarning):
+    """The chosen bandwidth (or k) sits at an end of the searched range: the criterion may keep
+    falling beyond it (`kf smooth` prints the same warning)."""
+
+
+def validate(estimator, X="no_validation", y="no_validation", **kw):
+    """scikit-learn's validate_data (sets n_features_in_ / feature_names_in_ when reset=True)."""
+    if _validate_data_fn is not None:
+        return _validate_data_fn(estimator, X=X, y=y, **kw)
+    return estimator._validate_data(X=X, y=y, **kw)
+
+
+REGRESSION_RULES = ("silverman", "scott", "cv", "gcv", "aic")
+DENSITY_RULES = ("silverman", "scott", "cv-ml", "cv-ls")
+
+
+def parse_bandwidth(bandwidth, n_features, density):
+    """(criterion, fixed bandwidths): bandwidth is a rule or criterion name, a positive number,
+    or one positive number per feature."""
+    C = _kf.BandwidthCriterion
+    allowed = DENSITY_RULES if density else REGRESSION_RULES
+    if isinstance(bandwidth, str):
+        crit = _kf.bandwidth_criterion_parse(bandwidth)  # ValueError naming the known ones
+        wrong = (C.cv_ml, C.cv_ls) if not density else (C.loo_cv, C.gcv, C.aicc)
+        if crit in wrong:
+            kind = "a density" if not density else "a regression"
+            use = "regression" if not density else "density"
+            raise ValueError(f"bandwidth={bandwidth!r} is {kind} criterion; for {use} use "
+                             f"{', '.join(allowed)} or a number")
+        return crit, []
+    if isinstance(bandwidth, (bool, np.bool_)) or bandwidth is None:
+        raise TypeError(f"bandwidth must be one of {', '.join(allowed)}, a positive number or one "
+                        f"number per feature, not {bandwidth!r}")
+    if isinstance(bandwidth, numbers.Real):
+        values = [float(bandwidth)]
+    else:
+        try:
+            values = np.asarray(bandwidth, dtype=float).ravel().tolist()
+        except (TypeError, ValueError):
+            raise TypeError(f"bandwidth must be one of {', '.join(allowed)}, a positive number or "
+                            f"one number per feature, not {bandwidth!r}") from None
+    if len(values) not in (1, n_features):
+        raise ValueError(f"{len(values)} bandwidths given for {n_features} features (give one, "
+                         "or one per feature)")
+    for h in values:
+        if not (np.isfinite(h) and h > 0):
+            raise ValueError(f"bandwidth {h} must be a positive number")
+    return C.fixed, values
+
+
+def distance_kernel(kernel, what):
+    """A single distance kernel from its text ("gaussian", "epanechnikov", "tricube", ...)."""
+    k = make_kernel(kernel)
+    if k.is_product:
+        raise ValueError(f"kernel={kernel!r}: {what} takes a single distance kernel")
+    if k.argument != "distance":
+        raise ValueError(f"kernel={kernel!r}: {what} needs a distance kernel (gaussian, "
+                         "epanechnikov, tricube, ...)")
+    return k
+
+
+def need_samples(n, need, what):
+    if n < need:
+        raise ValueError(f"{what} needs at least {need} samples, got n_samples = {n}")
+
+
+def warn_boundary(message):
+    warnings.warn(message, SearchBoundaryWarning, stacklevel=3)
+
+
+def curve_dict(curve, key="bandwidth"):
+    """The searched grid: {'scale': (g,), key: (g, d), 'value': (g,)}."""
+    if not curve:
+        return {"scale": np.empty(0), key: np.empty((0, 0)), "value": np.empty(0)}
+    return {"scale": np.array([c[0] for c in curve]), key: np.array([c[1] for c in curve]),
+            "value": np.array([c[2] for c in curve])}

@@ -1,0 +1,277 @@
+"""scikit-learn regressors on the smoothing primitive: Nadaraya-Watson, local linear, KNN.
+
+Each is a linear smoother y_hat(x) = sum_j l_j(x) y_j fitted by the C++ library
+(kf::regression_fit_data, what `kf smooth` runs): the bandwidth (or k) chosen by a rule or a
+criterion, the effective degrees of freedom tr(L), closed-form leave-one-out residuals, R^2 and
+the residual scale, and predictions with pointwise standard errors sigma * sqrt(sum_j l_j(x)^2).
+"""
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from . import _kernelformer as _kf
+from ._sklearn import (SearchBoundaryWarning, curve_dict, distance_kernel, need_samples,
+                       parse_bandwidth, validate, warn_boundary)
+
+__all__ = ["NadarayaWatsonRegressor", "LocalLinearRegressor", "KNNRegressor",
+           "SearchBoundaryWarning"]
+
+_FITTED_DOC = """
+    Attributes
+    ----------
+    criterion_ : float
+        The criterion at the chosen parameter: what was minimized for 'cv' (mean squared
+        leave-one-out residual), 'gcv' and 'aic' (AICc); the LOO-CV value for rules and fixed
+        values.
+    criterion_name_ : str
+        'cv', 'gcv', 'aicc', 'silverman', 'scott' or 'fixed'.
+    criterion_curve_ : dict of arrays
+        The searched grid: 'scale' (g,), {param} (g, ...), 'value' (g,); empty when nothing was
+        searched.
+    at_search_boundary_ : bool
+        The optimum sat at an end of the searched range (a SearchBoundaryWarning was issued).
+    df_ : float
+        Effective degrees of freedom, the trace of the smoother matrix.
+    r2_ : float
+        R^2 of the fitted values on the training data.
+    sigma_ : float
+        Residual scale, sqrt(RSS / (n - df_)).
+    rss_, loo_cv_, gcv_, aicc_ : float
+        Residual sum of squares and the three criteria at the chosen parameter.
+    fitted_values_, loo_residuals_, hat_diag_ : ndarray of shape (n_samples,)
+        Fitted values, leave-one-out residuals (y_i - y_hat_{{-i}}(x_i), closed form) and the
+        smoother matrix's diagonal L_ii.
+    route_ : str
+        How the library computed it (binned, sorted windows, k-d tree, all pairs).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, when X had column names
+"""
+_BANDWIDTH_ATTR = """    bandwidth_ : ndarray of shape (n_features,)
+        The bandwidth per feature.
+"""
+_K_ATTR = """    n_neighbors_ : int
+        The k used.
+"""
+
+
+def _document(cls, param, extra):
+    cls.__doc__ += _FITTED_DOC.format(param=param) + extra
+
+
+class _Smoother(RegressorMixin, BaseEstimator):
+    """The common fit/predict of the three regressors (subclasses set _method)."""
+
+    _method = "nw"
+
+    # -- subclasses: the spec and the criterion from the parameters --
+    def _make_spec(self, n_samples, n_features):
+        raise NotImplementedError
+
+    def _spec_fitted(self):
+        raise NotImplementedError
+
+    def fit(self, X, y):
+        """Fit on X (n_samples, n_features) and y (n_samples,): choose the bandwidth (or k) and
+        compute the diagnostics. Returns self."""
+        X, y = validate(self, X, y, y_numeric=True, dtype=np.float64, order="C")
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        spec, criterion = self._make_spec(X.shape[0], X.shape[1])
+        res = _kf.regression_fit_data(spec, X, y, criterion)
+        self._fit_X, self._fit_y = X, y
+        self.criterion_name_ = res["criterion"]
+        self.criterion_ = float(res["criterion_value"])
+        self.at_search_boundary_ = bool(res["at_search_boundary"])
+        self.df_ = float(res["df"])
+        self.rss_ = float(res["rss"])
+        self.r2_ = float(res["r2"])
+        self.sigma_ = float(np.sqrt(res["sigma2"]))
+        self.loo_cv_, self.gcv_, self.aicc_ = (float(res[c]) for c in ("loo_cv", "gcv", "aicc"))
+        self.fitted_values_ = res["fitted"]
+        self.loo_residuals_ = res["loo_residuals"]
+        self.hat_diag_ = res["hat_diag"]
+        self.route_ = res["route"]
+        self._set_fitted(res, X.shape[1])
+        return self
+
+    def predict(self, X, return_std=False):
+        """Predict at X (n_queries, n_features) -> y_hat (n_queries,).
+
+        return_std=True also returns the standard error of y_hat (n_queries,),
+        sigma_ * sqrt(sum_j l_j(x)^2): the band y_hat +- 1.96 se is a pointwise 95% confidence
+        band for the regression function (not a prediction interval for new observations).
+        Where no training point has weight (a compact kernel far from the data) both are NaN.
+        """
+        check_is_fitted(self, "df_")
+        X = validate(self, X, reset=False, dtype=np.float64, order="C")
+        fit, se, defined, undefined = _kf.regression_predict(
+            self._spec_fitted(), self._fit_X, self._fit_y, X, self.sigma_ ** 2)
+        if undefined:
+            warnings.warn(f"{undefined} of {X.shape[0]} points have no training data within the "
+                          "kernel's reach; their prediction is NaN", RuntimeWarning,
+                          stacklevel=2)
+            fit[~defined] = np.nan
+            se[~defined] = np.nan
+        return (fit, se) if return_std else fit
+
+
+class _BandwidthSmoother(_Smoother):
+    def _make_spec(self, n_samples, n_features):
+        spec = _kf.RegressionSpec()
+        spec.method = getattr(_kf.RegressionMethod, self._method)
+        spec.kernel = distance_kernel(self.kernel, type(self).__name__)
+        if not isinstance(self.exact, (bool, np.bool_)):
+            raise TypeError(f"exact must be True or False, not {self.exact!r}")
+        spec.exact = bool(self.exact)
+        criterion, fixed = parse_bandwidth(self.bandwidth, n_features, density=False)
+        spec.bandwidth = fixed
+        C = _kf.BandwidthCriterion
+        need = {C.fixed: 1, C.silverman: 2, C.scott: 2, C.loo_cv: 3, C.gcv: 3, C.aicc: 5}[criterion]
+        need_samples(n_samples, need, f"bandwidth={self.bandwidth!r}")
+        return spec, criterion
+
+    def _set_fitted(self, res, n_features):
+        h = np.asarray(res["bandwidth"], dtype=float)
+        self.bandwidth_ = np.broadcast_to(h, (n_features,)).copy()
+        self.criterion_curve_ = curve_dict(res["curve"], "bandwidth")
+        if res["at_search_boundary"]:
+            warn_boundary(f"{type(self).__name__}: the best bandwidth is at the edge of the "
+                          "searched range (0.01-10 x Silverman); the criterion may keep falling "
+                          "beyond it")
+
+    def _spec_fitted(self):
+        spec = _kf.RegressionSpec()
+        spec.method = getattr(_kf.RegressionMethod, self._method)
+        spec.kernel = distance_kernel(self.kernel, type(self).__name__)
+        spec.exact = bool(self.exact)
+        spec.bandwidth = self.bandwidth_.tolist()
+        return spec
+
+
+class NadarayaWatsonRegressor(_BandwidthSmoother):
+    """Nadaraya-Watson kernel regression, y_hat(x) = sum_j K(x, x_j) y_j / sum_j K(x, x_j):
+    attention with a distance kernel over the training points.
+
+    Parameters
+    ----------
+    kernel : str, default="gaussian"
+        A distance kernel as `kf smooth --kernel` takes it: gaussian, epanechnikov, biweight,
+        triweight, tricube, cosine, boxcar, laplacian, cauchy, ... (kernelformer.kernels()).
+    bandwidth : str, float or array-like of shape (n_features,), default="cv"
+        'cv' (leave-one-out), 'gcv', 'aic' (AICc) choose it by minimizing a criterion (per
+        feature for multivariate X, by coordinate sweeps); 'silverman' and 'scott' are rules of
+        thumb per feature; a number, or one number per feature, fixes it.
+    exact : bool, default=False
+        Exact sums instead of the binned fast path (1-D from 5,000 points; 2-D nw).
+
+    Shapes: X (n_samples, n_features), y (n_samples,); predict(X) -> (n_queries,).
+    """
+
+    _method = "nw"
+
+    def __init__(self, kernel="gaussian", bandwidth="cv", exact=False):
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.exact = exact
+
+
+_document(NadarayaWatsonRegressor, "'bandwidth'", _BANDWIDTH_ATTR)
+
+
+class LocalLinearRegressor(_BandwidthSmoother):
+    """Local linear regression: at each x the kernel-weighted least-squares line (no boundary
+    bias), from the primitive's weighted means of [1, y, x, x x^T, x y]. Where the local design
+    is singular the fit falls back to Nadaraya-Watson.
+
+    Parameters
+    ----------
+    kernel : str, default="gaussian"
+        A distance kernel (see NadarayaWatsonRegressor).
+    bandwidth : str, float or array-like of shape (n_features,), default="cv"
+        'cv', 'gcv', 'aic', 'silverman', 'scott', a number or one per feature.
+    exact : bool, default=False
+        Exact sums instead of the binned fast path.
+
+    Shapes: X (n_samples, n_features), y (n_samples,); predict(X) -> (n_queries,).
+    """
+
+    _method = "local_linear"
+
+    def __init__(self, kernel="gaussian", bandwidth="cv", exact=False):
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.exact = exact
+
+
+_document(LocalLinearRegressor, "'bandwidth'", _BANDWIDTH_ATTR)
+
+
+class KNNRegressor(_Smoother):
+    """k-nearest-neighbour regression: the uniform (or inverse-distance) kernel under a top-k
+    mask, on a k-d tree (sorted neighbours in 1-D).
+
+    Parameters
+    ----------
+    n_neighbors : int or "cv", default="cv"
+        k, or 'cv': the k in 1..max_neighbors with the smallest leave-one-out error (each point
+        left out of its own neighbourhood).
+    weights : {"uniform", "distance"}, default="uniform"
+        Equal weights, or 1/|x - x_j| (exact matches take all the weight, as in scikit-learn).
+    max_neighbors : int, default=100
+        The largest k that n_neighbors='cv' tries.
+
+    Shapes: X (n_samples, n_features), y (n_samples,); predict(X) -> (n_queries,).
+    """
+
+    _method = "knn"
+
+    def __init__(self, n_neighbors="cv", weights="uniform", max_neighbors=100):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.max_neighbors = max_neighbors
+
+    def _make_spec(self, n_samples, n_features):
+        spec = _kf.RegressionSpec()
+        spec.method = _kf.RegressionMethod.knn
+        if self.weights not in ("uniform", "distance"):
+            raise ValueError(f"weights={self.weights!r}: expected 'uniform' or 'distance'")
+        spec.knn_distance_weights = self.weights == "distance"
+        if not _is_int(self.max_neighbors) or self.max_neighbors < 1:
+            raise ValueError(f"max_neighbors={self.max_neighbors!r} must be a positive integer")
+        spec.k_max = int(self.max_neighbors)
+        if isinstance(self.n_neighbors, str) and self.n_neighbors == "cv":
+            need_samples(n_samples, 3, "n_neighbors='cv'")
+            spec.k = 0
+        elif _is_int(self.n_neighbors) and self.n_neighbors >= 1:
+            if self.n_neighbors > n_samples:
+                raise ValueError(f"n_neighbors={self.n_neighbors} is more than the "
+                                 f"n_samples = {n_samples} training points")
+            spec.k = int(self.n_neighbors)
+        else:
+            raise ValueError(f"n_neighbors={self.n_neighbors!r}: expected a positive integer or "
+                             "'cv'")
+        return spec, _kf.BandwidthCriterion.fixed
+
+    def _set_fitted(self, res, n_features):
+        self.n_neighbors_ = int(res["k"])
+        self.criterion_name_ = "cv" if isinstance(self.n_neighbors, str) else "fixed"
+        self.criterion_curve_ = curve_dict(res["curve"], "k")
+        if res["at_search_boundary"]:
+            warn_boundary(f"KNNRegressor: the best k is the largest tried ({self.n_neighbors_}); "
+                          "raise max_neighbors")
+
+    def _spec_fitted(self):
+        spec = _kf.RegressionSpec()
+        spec.method = _kf.RegressionMethod.knn
+        spec.knn_distance_weights = self.weights == "distance"
+        spec.k = self.n_neighbors_
+        return spec
+
+
+_document(KNNRegressor, "'k'", _K_ATTR)
+
+
+def _is_int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))

@@ -1,0 +1,247 @@
+// Regression and density for numpy: regression_fit_data / regression_evaluate /
+// regression_predict (Nadaraya–Watson, local linear, KNN) and kde_fit_data / kde_evaluate, in
+// double precision, x as (n, d) and y as (n,). The training data stay with the caller: a
+// prediction takes them again (used in place when C-contiguous float64), so a fitted Python
+// estimator holds numpy arrays and numbers only and pickles as such.
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include <stdexcept>
+
+#include "common.hpp"
+#include "kernelformer/regression/bandwidth.hpp"
+#include "kernelformer/regression/kde.hpp"
+#include "kernelformer/regression/smoother.hpp"
+
+namespace kf::py_bind {
+namespace {
+
+carray<double> as_x(const py::array& a, const char* what) {
+  if (a.ndim() != 2)
+    throw std::invalid_argument(fmt::format(
+        "{} must be a 2-D array (n samples, d features), got {} dimensions", what, a.ndim()));
+  return as_c<double>(a, what);
+}
+carray<double> as_y(const py::array& a, const char* what) {
+  if (a.ndim() != 1)
+    throw std::invalid_argument(
+        fmt::format("{} must be a 1-D array (n,), got {} dimensions", what, a.ndim()));
+  return as_c<double>(a, what);
+}
+const_matrix_view<double> view(const carray<double>& x) {
+  return {x.data(), static_cast<index>(x.shape(0)), static_cast<index>(x.shape(1))};
+}
+std::span<const double> span(const carray<double>& y) {
+  return {y.data(), static_cast<std::size_t>(y.shape(0))};
+}
+
+any_kernel single_kernel(const kernel_spec& k, const char* what) {
+  if (k.is_product())
+    throw std::invalid_argument(fmt::format("{} takes a single kernel, not a product", what));
+  return k.first;
+}
+
+py::list curve_list(const std::vector<criterion_point>& curve) {
+  py::list out;
+  for (const auto& p : curve) out.append(py::make_tuple(p.scale, p.bandwidth, p.value));
+  return out;
+}
+
+py::array_t<bool> bool_array(const std::vector<unsigned char>& v) {
+  py::array_t<bool> a(static_cast<py::ssize_t>(v.size()));
+  bool* p = a.mutable_data();
+  for (std::size_t i = 0; i < v.size(); ++i) p[i] = v[i] != 0;
+  return a;
+}
+
+py::dict fit_dict(regression_fit&& f) {
+  py::dict d;
+  d["bandwidth"] = f.spec.bandwidth;
+  d["k"] = f.spec.k;
+  d["criterion"] = bandwidth_criterion_name(f.criterion);
+  d["criterion_value"] = f.criterion_value;
+  d["at_search_boundary"] = f.at_search_boundary;
+  d["curve"] = curve_list(f.curve);
+  d["fitted"] = to_numpy(std::move(f.fitted));
+  d["loo_residuals"] = to_numpy(std::move(f.loo_residuals));
+  d["hat_diag"] = to_numpy(std::move(f.hat_diag));
+  d["df"] = f.df;
+  d["rss"] = f.rss;
+  d["r2"] = f.r2;
+  d["sigma2"] = f.sigma2;
+  d["loo_cv"] = f.loo_cv;
+  d["gcv"] = f.gcv;
+  d["aicc"] = f.aicc;
+  d["undefined"] = f.undefined;
+  d["route"] = regression_route(f.spec, f.x.rows(), f.x.cols());
+  return d;
+}
+
+void bind_spec(py::module_& m) {
+  py::enum_<regression_method>(m, "RegressionMethod")
+      .value("nw", regression_method::nw)
+      .value("local_linear", regression_method::local_linear)
+      .value("knn", regression_method::knn);
+  py::enum_<bandwidth_criterion>(m, "BandwidthCriterion")
+      .value("fixed", bandwidth_criterion::fixed)
+      .value("silverman", bandwidth_criterion::silverman)
+      .value("scott", bandwidth_criterion::scott)
+      .value("loo_cv", bandwidth_criterion::loo_cv)
+      .value("gcv", bandwidth_criterion::gcv)
+      .value("aicc", bandwidth_criterion::aicc)
+      .value("cv_ml", bandwidth_criterion::cv_ml)
+      .value("cv_ls", bandwidth_criterion::cv_ls);
+  m.def("bandwidth_criterion_parse", &bandwidth_criterion_parse, py::arg("text"),
+        "'silverman', 'scott', 'cv', 'gcv', 'aic'/'aicc', 'cv-ml', 'cv-ls' -> BandwidthCriterion.");
+  m.def("bandwidth_criterion_name", &bandwidth_criterion_name, py::arg("criterion"));
+
+  py::class_<regression_spec>(m, "RegressionSpec", "What to fit: kf::regression_spec.")
+      .def(py::init<>())
+      .def_readwrite("method", &regression_spec::method)
+      .def_property(
+          "kernel", [](const regression_spec& s) { return kernel_spec(s.kernel); },
+          [](regression_spec& s, const kernel_spec& k) {
+            s.kernel = single_kernel(k, "regression");
+          })
+      .def_readwrite("bandwidth", &regression_spec::bandwidth)
+      .def_readwrite("k", &regression_spec::k)
+      .def_readwrite("k_max", &regression_spec::k_max)
+      .def_readwrite("knn_distance_weights", &regression_spec::knn_distance_weights)
+      .def_readwrite("exact", &regression_spec::exact)
+      .def_readwrite("binned_min_n", &regression_spec::binned_min_n)
+      .def_readwrite("per_point", &regression_spec::per_point);
+}
+
+}  // namespace
+
+void bind_regression(py::module_& m) {
+  bind_spec(m);
+  m.def(
+      "regression_fit_data",
+      [](const regression_spec& spec, const py::array& x0, const py::array& y0,
+         bandwidth_criterion criterion, int threads) {
+        const carray<double> x = as_x(x0, "X"), y = as_y(y0, "y");
+        regression_fit f;
+        {
+          py::gil_scoped_release nogil;
+          thread_scope scope(resolve_threads(threads));
+          f = regression_fit_data(spec, view(x), span(y), criterion);
+        }
+        return fit_dict(std::move(f));
+      },
+      py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("criterion"), py::arg("threads") = 0,
+      R"(Fits y on x (n, d): chooses the bandwidth (or k) by the criterion and computes the
+diagnostics. Returns a dict: bandwidth, k, criterion, criterion_value, at_search_boundary, curve
+[(scale, bandwidth, value)], fitted, loo_residuals, hat_diag (n,), df, rss, r2, sigma2, loo_cv,
+gcv, aicc, undefined, route.)");
+  m.def(
+      "regression_predict",
+      [](const regression_spec& spec, const py::array& x0, const py::array& y0,
+         const py::array& xq0, double sigma2, int threads) {
+        const carray<double> x = as_x(x0, "X (training)"), y = as_y(y0, "y"), xq = as_x(xq0, "X");
+        regression_eval e;
+        {
+          py::gil_scoped_release nogil;
+          thread_scope scope(resolve_threads(threads));
+          e = regression_evaluate(spec, view(x), span(y), view(xq), false);
+        }
+        std::vector<double> se(e.fit.size());
+        for (std::size_t i = 0; i < se.size(); ++i)
+          se[i] = e.defined[i] ? std::sqrt(sigma2 * e.sum_l2[i]) : 0.0;
+        return py::make_tuple(to_numpy(std::move(e.fit)), to_numpy(std::move(se)),
+                              bool_array(e.defined), e.undefined);
+      },
+      py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("xq"), py::arg("sigma2"),
+      py::arg("threads") = 0,
+      "The fitted smoother at xq (nq, d): (fit, standard error sigma*sqrt(sum_j l_j^2), defined, "
+      "undefined count). Where no training point has weight, defined is False and fit is 0.");
+  m.def(
+      "regression_criteria",
+      [](const regression_spec& spec, const py::array& x0, const py::array& y0, int threads) {
+        const carray<double> x = as_x(x0, "X"), y = as_y(y0, "y");
+        criterion_values c;
+        {
+          py::gil_scoped_release nogil;
+          thread_scope scope(resolve_threads(threads));
+          c = regression_criteria(spec, view(x), span(y));
+        }
+        py::dict d;
+        d["loo_cv"] = c.loo_cv;
+        d["gcv"] = c.gcv;
+        d["aicc"] = c.aicc;
+        d["df"] = c.df;
+        d["rss"] = c.rss;
+        d["undefined"] = c.undefined;
+        return d;
+      },
+      py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("threads") = 0,
+      "The criteria (loo_cv, gcv, aicc, df, rss, undefined) at spec's bandwidth.");
+  m.def("regression_route", &regression_route, py::arg("spec"), py::arg("n"), py::arg("d"));
+  m.def(
+      "bandwidth_rule",
+      [](const py::array& x0, bandwidth_criterion rule) {
+        const carray<double> x = as_x(x0, "X");
+        return bandwidth_rule(view(x), rule);
+      },
+      py::arg("x"), py::arg("rule"), "Silverman's or Scott's bandwidth per column of x (n, d).");
+
+  m.def(
+      "kde_fit_data",
+      [](const kernel_spec& kern, const py::array& x0, bandwidth_criterion criterion,
+         std::vector<double> bandwidth, bool exact, int threads) {
+        const any_kernel k = single_kernel(kern, "density");
+        const carray<double> x = as_x(x0, "X");
+        kde_options o;
+        o.exact = exact;
+        kde_fit f;
+        {
+          py::gil_scoped_release nogil;
+          thread_scope scope(resolve_threads(threads));
+          f = kde_fit_data(k, view(x), criterion, std::move(bandwidth), {}, o);
+        }
+        py::dict d;
+        d["binned"] = f.binned;
+        d["bandwidth"] = f.bandwidth;
+        d["criterion"] = bandwidth_criterion_name(f.criterion);
+        d["criterion_value"] = f.criterion_value;
+        d["at_search_boundary"] = f.at_search_boundary;
+        d["curve"] = curve_list(f.curve);
+        d["route"] = kde_route_name(f);
+        return d;
+      },
+      py::arg("kernel"), py::arg("x"), py::arg("criterion"),
+      py::arg("bandwidth") = std::vector<double>{}, py::arg("exact") = false,
+      py::arg("threads") = 0,
+      "Chooses a density bandwidth: a dict with binned, bandwidth (per column), criterion, "
+      "criterion_value, at_search_boundary, curve, route.");
+  m.def(
+      "kde_evaluate",
+      [](const kernel_spec& kern, const std::vector<double>& bandwidth, bool binned, bool exact,
+         const py::array& x0, const py::array& at0, int threads) {
+        const carray<double> x = as_x(x0, "X (training)"), at = as_x(at0, "X");
+        kde_fit f;
+        f.kernel = single_kernel(kern, "density");
+        f.bandwidth = bandwidth;
+        f.binned = binned;
+        f.options.exact = exact;
+        std::vector<double> dens;
+        {
+          py::gil_scoped_release nogil;
+          thread_scope scope(resolve_threads(threads));
+          const auto xv = view(x);
+          f.x = matrix<double>(xv.rows, xv.cols,
+                               std::vector<double>(xv.data, xv.data + xv.rows * xv.cols));
+          dens = kde_evaluate(f, view(at));
+        }
+        return to_numpy(std::move(dens));
+      },
+      py::arg("kernel"), py::arg("bandwidth"), py::arg("binned"), py::arg("exact"), py::arg("x"),
+      py::arg("at"), py::arg("threads") = 0,
+      "The density fitted by kde_fit_data at the rows of at (nq, d), on the same route.");
+  m.def(
+      "kernel_integral_1d",
+      [](const kernel_spec& k) { return kernel_integral_1d(single_kernel(k, "density")); },
+      py::arg("kernel"), "The integral of K(|u|) over the real line at bandwidth 1.");
+}
+
+}  // namespace kf::py_bind
