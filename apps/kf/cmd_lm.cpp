@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
+#include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/lm_train.hpp"
@@ -107,27 +108,30 @@ void run_train(const lm_options& o) {
                                  train.size(), p.model.context));
   model::token_model<float> m(p.model, o.seed);
   const std::string corpus_name = o.corpus.empty() ? "fortunes (Debian package)" : o.corpus;
-  if (!o.quiet)
+  if (!o.quiet && dist::is_root())
     fmt::print(
         "kf train lm: {} ({} bytes; {} train / {} validation tokens, {} tokenizer, vocabulary {})\n"
         "  {} config: {} layers, {} heads, width {}, context {}, {} parameters, kernel {}; "
-        "{} iterations of batch {}\n",
+        "{} iterations of batch {}{}\n",
         corpus_name, text.size(), train.size(), val.size(), o.tokenizer, tok.size(), o.config,
         p.model.decoder_layers, p.model.block.heads, p.model.block.d_model, p.model.context,
-        m.params().count(), kernel_describe(p.model.block.kernel), p.iters, p.batch);
+        m.params().count(), kernel_describe(p.model.block.kernel), p.iters, p.batch,
+        dist::size() > 1 ? fmt::format(", data-parallel over {} MPI ranks", dist::size()) : "");
   model::lm_train_result tr;
   {
     progress_bar bar("training");
     double last_val = NAN;
-    tr = model::lm_train(m, train, val, p, o.seed,
-                         [&](index it, index total, double loss, const model::lm_eval_point* ev) {
-                           if (ev) last_val = ev->val_loss;
-                           bar.update(int(it), int(total),
-                                      std::isnan(last_val)
-                                          ? fmt::format("loss {:.3f}", loss)
+    tr = model::lm_train(
+        m, train, val, p, o.seed,
+        [&](index it, index total, double loss, const model::lm_eval_point* ev) {
+          if (ev) last_val = ev->val_loss;
+          bar.update(int(it), int(total),
+                     std::isnan(last_val) ? fmt::format("loss {:.3f}", loss)
                                           : fmt::format("loss {:.3f} val {:.3f}", loss, last_val));
-                         });
+        },
+        mpi_data_parallel());
   }
+  if (!dist::is_root()) return;  // every rank holds the same model: rank 0 writes
   const model::lm_eval_point& last = tr.evals.back();
   nlohmann::json js;
   js["corpus"] = corpus_name;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
+#include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/periodic.hpp"
@@ -66,12 +67,14 @@ void run(const periodic_options& o) {
   to.seed = o.seed;
   to.cosine_lr = o.cosine_lr;
   to.clip = o.clip;
-  if (!o.quiet)
+  to.parallel = mpi_data_parallel();
+  if (!o.quiet && dist::is_root())
     fmt::print(
         "kf train periodic: {} ({} config: d {}, H {}, {} layers, {} parameters), kernel {}, "
-        "seed {}, {} epochs\n",
+        "seed {}, {} epochs{}\n",
         o.function, o.config, cfg.block.d_model, cfg.block.heads, cfg.layers, m.params().count(),
-        kernel_describe(cfg.block.kernel), o.seed, to.epochs);
+        kernel_describe(cfg.block.kernel), o.seed, to.epochs,
+        dist::size() > 1 ? fmt::format(", data-parallel over {} MPI ranks", dist::size()) : "");
   model::train_result tr;
   {
     progress_bar bar("training");
@@ -79,6 +82,7 @@ void run(const periodic_options& o) {
         m, data.train_x, data.train_y, to,
         [&](index e, index total, double) { bar.update(int(e), int(total)); });
   }
+  if (!dist::is_root()) return;  // every rank holds the same model: rank 0 writes
   const auto fc = model::periodic_forecast_model(data, m);
   std::vector<double> secs = tr.epoch_seconds;
   std::sort(secs.begin(), secs.end());

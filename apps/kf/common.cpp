@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/viz/plot.hpp"
 
@@ -185,8 +186,21 @@ double now_seconds() {
 }
 }  // namespace
 
+model::data_parallel mpi_data_parallel() {
+  model::data_parallel p;
+  p.rank = dist::rank();
+  p.size = dist::size();
+  if (p.size > 1) {
+    p.allreduce_sum = [](std::span<float> x) { dist::allreduce_sum(x); };
+    p.allreduce_sum_scalar = [](double x) { return dist::allreduce_sum(x); };
+  }
+  return p;
+}
+
 progress_bar::progress_bar(std::string label)
-    : label_(std::move(label)), enabled_(::isatty(2) != 0), start_(now_seconds()) {}
+    : label_(std::move(label)),
+      enabled_(::isatty(2) != 0 && dist::is_root()),
+      start_(now_seconds()) {}
 
 progress_bar::~progress_bar() {
   if (drawn_) std::fputs("\r\033[K", stderr);

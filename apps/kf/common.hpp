@@ -14,6 +14,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/io/npy.hpp"
+#include "kernelformer/model/data_parallel.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -87,7 +88,12 @@ void require_output(const std::string& path, const std::string& option,
 void require_extension(const std::string& path, const std::string& option,
                        std::initializer_list<const char*> exts);
 
-// A progress bar with ETA on stderr — only when stderr is a terminal (silent in pipes and CI).
+// Under mpirun: the hooks that make training data-parallel over the ranks (dist/mpi.hpp);
+// alone: the single-process default.
+model::data_parallel mpi_data_parallel();
+
+// A progress bar with ETA on stderr — only when stderr is a terminal (silent in pipes and CI)
+// and, under mpirun, on rank 0 only.
 class progress_bar {
  public:
   explicit progress_bar(std::string label);

@@ -52,6 +52,18 @@ int main(int argc, char** argv) {
   kf::cli::add_serve(app);
   kf::cli::add_report(app);
   kf::cli::add_experiment(app);
+  if (kf::dist::size() > 1 && argc > 1) {
+    // Under mpirun: the subcommands that share their work over the ranks (docs/scale-out.md).
+    const std::string sub = argv[1];
+    if (sub != "attend" && sub != "train" && sub != "--help" && sub != "-h") {
+      if (kf::dist::is_root())
+        fmt::print(stderr,
+                   "kf: error: 'kf {}' does not run under mpirun; these do: kf attend, kf train "
+                   "periodic, kf train lm (docs/scale-out.md)\n",
+                   sub);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -94,7 +94,7 @@ double lm_evaluate(token_model<float>& m, std::span<const index> data, index win
 
 lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
                          std::span<const index> val, const lm_preset& p, std::uint64_t seed,
-                         const lm_progress& progress) {
+                         const lm_progress& progress, const data_parallel& parallel) {
   const index T = m.config().context, B = p.batch;
   const index n = static_cast<index>(train.size());
   if (n < T + 2)
@@ -108,6 +108,12 @@ lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
   opt.set_decay_mask(std::move(decay));
   const optim::lr_schedule sched{p.lr, p.min_lr, p.warmup, p.iters};
   std::mt19937_64 rng(seed);
+  // Data-parallel: every process draws the whole batch, computes its windows [lo, hi) and draws
+  // dropout from a generator of its own (data_parallel.hpp).
+  std::mt19937_64 drop_rng(parallel.dropout_seed(seed));
+  std::mt19937_64* fwd_rng = parallel.active() ? &drop_rng : &rng;
+  const auto [lo, hi] = parallel.rows(B);
+  const index bl = hi - lo;
   std::uniform_int_distribution<index> pick(0, n - T - 1);
   std::vector<index> x(static_cast<std::size_t>(B * T)), y(x.size());
   lm_train_result r;
@@ -123,16 +129,24 @@ lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
       }
     }
     token_input in;
-    in.batch = B;
+    in.batch = bl;
     in.t = T;
-    in.tokens = x;
+    in.tokens = std::span<const index>(x).subspan(static_cast<std::size_t>(lo * T),
+                                                  static_cast<std::size_t>(bl * T));
     params.zero_grad();
-    const double loss = m.forward(in, y, &rng);
+    double loss = 0;
+    if (bl > 0) {
+      loss = m.forward(in,
+                       std::span<const index>(y).subspan(static_cast<std::size_t>(lo * T),
+                                                         static_cast<std::size_t>(bl * T)),
+                       fwd_rng);
+      m.backward();
+    }
+    loss = parallel.reduce(params.grads(), loss, bl, B);
     if (!std::isfinite(loss))
       throw std::runtime_error(fmt::format(
           "training diverged at iteration {}: the loss is {} (try a lower learning rate)", it + 1,
           loss));
-    m.backward();
     if (p.clip > 0) optim::clip_grad_norm<float>(params.grads(), p.clip);
     opt.step(params.values(), params.grads(), sched.at(it));
     train_seconds += now_seconds() - s0;

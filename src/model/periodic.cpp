@@ -186,6 +186,9 @@ train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& 
     throw std::invalid_argument("train: epochs and batch must be >= 1");
   optim::adamw<float> opt({o.lr, 0.9, 0.999, 1e-8, o.weight_decay}, m.params().count());
   std::mt19937_64 rng(o.seed);
+  // Data-parallel: dropout draws from a generator of this process's own (data_parallel.hpp).
+  std::mt19937_64 drop_rng(o.parallel.dropout_seed(o.seed));
+  std::mt19937_64* fwd_rng = o.parallel.active() ? &drop_rng : &rng;
   std::vector<index> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   train_result r;
@@ -200,23 +203,29 @@ train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& 
     double sum = 0;
     for (index b0 = 0; b0 < n; b0 += o.batch) {
       const index b = std::min(o.batch, n - b0);
-      matrix<float> xb(b, t);
-      std::vector<float> yb(static_cast<std::size_t>(b)), pred(static_cast<std::size_t>(b)),
-          dpred(static_cast<std::size_t>(b));
-      for (index i = 0; i < b; ++i) {
-        const index src = order[static_cast<std::size_t>(b0 + i)];
+      const auto [lo, hi] = o.parallel.rows(b);  // all of it unless data-parallel
+      const index bl = hi - lo;
+      matrix<float> xb(bl, t);
+      std::vector<float> yb(static_cast<std::size_t>(bl)), pred(static_cast<std::size_t>(bl)),
+          dpred(static_cast<std::size_t>(bl));
+      for (index i = 0; i < bl; ++i) {
+        const index src = order[static_cast<std::size_t>(b0 + lo + i)];
         for (index j = 0; j < t; ++j) xb(i, j) = x(src, j);
         yb[static_cast<std::size_t>(i)] = y[static_cast<std::size_t>(src)];
       }
       m.params().zero_grad();
-      m.forward(xb.cview(), pred, &rng);
-      const double loss = sequence_regressor<float>::mse(pred, yb, dpred);
+      double loss = 0;
+      if (bl > 0) {
+        m.forward(xb.cview(), pred, fwd_rng);
+        loss = sequence_regressor<float>::mse(pred, yb, dpred);
+        m.backward(dpred);
+      }
+      loss = o.parallel.reduce(m.params().grads(), loss, bl, b);
       if (!std::isfinite(loss))
         throw std::runtime_error(
             fmt::format("training diverged in epoch {}: the loss is {} (try a lower learning rate)",
                         e + 1, loss));
       sum += loss * double(b);
-      m.backward(dpred);
       if (o.clip > 0) optim::clip_grad_norm(m.params().grads(), o.clip);
       opt.step(m.params().values(), m.params().grads(), o.cosine_lr ? sched.at(step) : o.lr);
       ++step;

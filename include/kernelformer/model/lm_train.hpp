@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelformer/model/data_parallel.hpp"
 #include "kernelformer/model/token_model.hpp"
 
 namespace kf::model {
@@ -43,9 +44,10 @@ struct lm_train_result {
 // progress(iter_done, iters, last_loss, eval or nullptr) after every iteration.
 using lm_progress = std::function<void(index, index, double, const lm_eval_point*)>;
 
+// parallel: several processes, each computing its windows of every batch (data_parallel.hpp).
 lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
                          std::span<const index> val, const lm_preset& p, std::uint64_t seed,
-                         const lm_progress& progress = {});
+                         const lm_progress& progress = {}, const data_parallel& parallel = {});
 
 // Mean next-token cross-entropy over `windows` evenly spaced windows of length context.
 double lm_evaluate(token_model<float>& m, std::span<const index> data, index windows);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelformer/model/data_parallel.hpp"
 #include "kernelformer/model/transformer.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -75,6 +76,7 @@ struct train_options {
   // the steps, then cosine decay to 0 — the last steps stop shaking the weights.
   bool cosine_lr = false;
   std::uint64_t seed = 0;
+  data_parallel parallel;  // several processes: each computes its rows of every batch
 };
 struct train_result {
   std::vector<double> epoch_loss, epoch_seconds;

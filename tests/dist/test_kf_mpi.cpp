@@ -1,0 +1,169 @@
+// kf under Debian's OpenMPI: `mpirun -np 2` and `-np 3 --oversubscribe` against one process.
+//   attend        keys sharded, merged at rank 0: float64 ≤ 1e-12, float32 ≤ 1e-6 relative
+//   train         data-parallel periodic and LM training: the loss curves of the
+//                 single-process run on the same global batches (≤ 1e-5 relative, float32)
+//   refusals      top-k masks and subcommands without a sharded route: non-zero exit, one
+//                 message, no output written
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/run_kf.hpp"
+#include "kernelformer/io/npy.hpp"
+#include "test_util.hpp"
+
+namespace kf {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_kf;
+
+// "mpirun … -np N kf" as a prefix for run_kf's arguments (run_kf prepends the kf path).
+std::string mpirun(int n) {
+  return std::string(KF_MPIEXEC) + " --allow-run-as-root" + (n > 2 ? " --oversubscribe" : "") +
+         " -np " + std::to_string(n) + " ";
+}
+
+test::result run_mpi(int n, const std::string& args) {
+  // run_kf runs "KF_EXE args"; under mpirun the executable comes after the launcher.
+  const std::string cmd = mpirun(n) + KF_EXE + " " + args + " 2>&1";
+  test::result r{0, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (fgets(buf, sizeof buf, p)) r.output += buf;
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// The numbers of one CSV column (header skipped).
+std::vector<double> csv_column(const fs::path& file, int col) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> v;
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string cell;
+    for (int c = 0; c <= col; ++c) std::getline(ss, cell, ',');
+    v.push_back(std::stod(cell));
+  }
+  return v;
+}
+
+class KfMpi : public ::testing::Test {
+ public:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("kf_mpi_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string p(const std::string& name) const { return (dir / name).string(); }
+};
+
+// max |a − b| / max |b| over two .npy files of the same dtype and shape.
+double max_rel_diff(const std::string& a, const std::string& b) {
+  const auto x = io::npy_read(a), y = io::npy_read(b);
+  EXPECT_EQ(x.dtype, y.dtype);
+  EXPECT_EQ(x.shape, y.shape);
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < x.values.size() && i < y.values.size(); ++i) {
+    num = std::max(num, std::abs(x.values[i] - y.values[i]));
+    den = std::max(den, std::abs(y.values[i]));
+  }
+  return num / den;
+}
+
+template <class T>
+void attend_case(const KfMpi& t, const std::string& kernel, const std::string& mask) {
+  const std::string sfx = std::is_same_v<T, float> ? "32" : "64";
+  io::npy_write<T>(t.p("q" + sfx + ".npy"), test::random_matrix<T>(57, 6, 1).cview());
+  io::npy_write<T>(t.p("k" + sfx + ".npy"), test::random_matrix<T>(211, 6, 2).cview());
+  io::npy_write<T>(t.p("v" + sfx + ".npy"), test::random_matrix<T>(211, 3, 3).cview());
+  const std::string args = "attend -q " + t.p("q" + sfx + ".npy") + " -k " +
+                           t.p("k" + sfx + ".npy") + " -v " + t.p("v" + sfx + ".npy") +
+                           " --kernel " + kernel + " --mask '" + mask + "' --quiet -o ";
+  const auto one = run_kf(args + t.p("one.npy"));
+  ASSERT_EQ(one.code, 0) << one.output;
+  const double tol = std::is_same_v<T, float> ? 1e-6 : 1e-12;
+  for (int n : {2, 3}) {
+    const auto r = run_mpi(n, args + t.p("many.npy"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_LE(max_rel_diff(t.p("many.npy"), t.p("one.npy")), tol)
+        << kernel << " " << mask << " -np " << n;
+  }
+}
+
+TEST_F(KfMpi, AttendShardsKeysAndEqualsOneProcess) {
+  attend_case<double>(*this, "exp_dot", "none");
+  attend_case<double>(*this, "gaussian:h=0.8", "causal:100");
+  attend_case<double>(*this, "epanechnikov:h=1.5", "window:20,70");
+  attend_case<float>(*this, "exp_dot", "causal:150");
+  attend_case<float>(*this, "laplacian:h=0.5", "padding:120");
+}
+
+TEST_F(KfMpi, RefusesWhatCannotBeSharded) {
+  io::npy_write<double>(p("x.npy"), test::random_matrix<double>(10, 2, 1).cview());
+  const auto r = run_mpi(2, "attend -q " + p("x.npy") + " -k " + p("x.npy") + " -v " + p("x.npy") +
+                                " --mask knn:3 -o " + p("out.npy"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("top-k/knn"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(p("out.npy")));
+  const auto s = run_mpi(2, "demo");
+  EXPECT_EQ(s.code, 2) << s.output;
+  EXPECT_NE(s.output.find("does not run under mpirun"), std::string::npos) << s.output;
+}
+
+TEST_F(KfMpi, PeriodicTrainingIsDataParallelWithTheSameLosses) {
+  // 901 windows, batch 64: 15 steps per epoch, 30 steps; the last batch (5 rows) splits 3/2
+  // over two ranks and 2/2/1 over three.
+  const std::string args =
+      "train periodic --config quick --epochs 2 --batch 64 --dropout 0 --seed 3 --quiet --out ";
+  const auto one = run_kf(args + p("one"));
+  ASSERT_EQ(one.code, 0) << one.output;
+  const auto ref = csv_column(dir / "one" / "loss.csv", 1);
+  ASSERT_EQ(ref.size(), 2u);
+  for (int n : {2, 3}) {
+    const std::string out = "np" + std::to_string(n);
+    const auto r = run_mpi(n, args + p(out));
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto got = csv_column(dir / out / "loss.csv", 1);
+    ASSERT_EQ(got.size(), ref.size());
+    for (std::size_t e = 0; e < ref.size(); ++e)
+      EXPECT_NEAR(got[e], ref[e], 1e-5 * ref[e]) << "epoch " << e + 1 << " -np " << n;
+  }
+}
+
+TEST_F(KfMpi, LanguageModelTrainingIsDataParallelWithTheSameLosses) {
+  // 20 steps of batch 5 windows (3/2 over two ranks, 2/2/1 over three).
+  {
+    std::ofstream corpus(p("corpus.txt"));
+    for (int i = 0; i < 20; ++i)
+      corpus << "the cat sat on the mat. the dog sat on the log. a cat and a dog met. ";
+  }
+  const std::string args = "train lm --corpus " + p("corpus.txt") +
+                           " --config tiny --iters 20 --batch 5 --seed 2 --quiet --out ";
+  const auto one = run_kf(args + p("one"));
+  ASSERT_EQ(one.code, 0) << one.output;
+  const auto ref = csv_column(dir / "one" / "loss.csv", 1);
+  ASSERT_EQ(ref.size(), 20u);
+  for (int n : {2, 3}) {
+    const std::string out = "np" + std::to_string(n);
+    const auto r = run_mpi(n, args + p(out));
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto got = csv_column(dir / out / "loss.csv", 1);
+    ASSERT_EQ(got.size(), ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      EXPECT_NEAR(got[i], ref[i], 1e-5 * ref[i]) << "iteration " << i + 1 << " -np " << n;
+  }
+}
+
+}  // namespace
+}  // namespace kf
