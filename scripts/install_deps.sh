@@ -7,8 +7,9 @@
 #           OpenMPI (mpirun -np N kf ...)
 #   web     Debian's chromium, Node.js + npm (if missing), and web/node_modules (playwright-core,
 #           `npm ci`, no browser download) for the explorer's headless-browser test
-#   python  Debian's numpy, PyTorch, statsmodels, scikit-learn under /usr/bin/python3 (fixture
-#           generators and side-by-side benchmark scripts; the tests never need them)
+#   python  the Python package (python/, scripts/test_python.sh): pybind11, the headers, venv, pip,
+#           setuptools, wheel, pytest, and Debian's numpy, PyTorch, statsmodels, scikit-learn
+#           under /usr/bin/python3 (also the fixture generators and side-by-side benchmarks)
 # Usage: scripts/install_deps.sh [build] [web] [python]
 set -euo pipefail
 
@@ -18,7 +19,9 @@ build_pkgs=(build-essential cmake pkg-config clang-format googletest libgtest-de
 web_pkgs=(chromium)
 command -v node >/dev/null || web_pkgs+=(nodejs)
 command -v npm >/dev/null || web_pkgs+=(npm)
-python_pkgs=(python3 python3-numpy python3-torch python3-statsmodels python3-sklearn)
+python_pkgs=(python3 python3-numpy python3-torch python3-statsmodels python3-sklearn python3-dev
+  pybind11-dev python3-pybind11 python3-venv python3-pip python3-setuptools python3-wheel
+  python3-pytest)
 
 want_npm=0
 groups=("$@")

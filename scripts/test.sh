@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what is missing, checks formatting,
-# builds and runs every test (dev preset: -Werror), compiles the library and kf once more with
-# AVX-512 enabled (-march=x86-64-v4 -Werror, compile only: an AVX-512-only breakage shows on any
-# machine), then builds and runs every test again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# builds and runs every test (dev preset: -Werror), builds the Python package into .venv and runs
+# its tests (pytest), compiles the library and kf once more with AVX-512 enabled
+# (-march=x86-64-v4 -Werror, compile only: an AVX-512-only breakage shows on any machine), then
+# builds and runs every test again under AddressSanitizer + UndefinedBehaviorSanitizer.
 #   KF_SKIP_ASAN=1   skip the sanitizer pass (local iteration only; CI runs it)
 #   KF_SKIP_SLOW=1   skip tests labelled slow
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
-bash scripts/install_deps.sh build web
+bash scripts/install_deps.sh build web python
 
 echo "== format check (clang-format, .clang-format) =="
 bash scripts/check_format.sh
@@ -21,6 +22,9 @@ echo "== dev build: warnings as errors =="
 cmake --preset dev >/dev/null
 cmake --build --preset dev -j"$jobs"
 ctest --preset dev "${ctest_args[@]}"
+
+echo "== python package: pip install into .venv (build/python), pytest python/tests =="
+bash scripts/test_python.sh
 
 echo "== AVX-512 compile check: library and kf with -march=x86-64-v4, warnings as errors =="
 cmake --preset isa-v4 >/dev/null

@@ -106,13 +106,15 @@ def _mask_cached(text):
 
 def make_mask(mask, batch_shape=()):
     """A Mask, or a list of one Mask per batch item, from None, text ("causal&window:8"), a Mask,
-    or a boolean array (n, m) / (*batch_shape, n, m) that is True where query i may see key j."""
+    a list of Masks (one per batch item), or a boolean array (n, m) / (*batch_shape, n, m) that is True where query i may see key j."""
     if mask is None:
         return _mask_cached("none")
     if isinstance(mask, Mask):
         return mask
     if isinstance(mask, str):
         return _mask_cached(mask)
+    if isinstance(mask, (list, tuple)) and mask and all(isinstance(m, Mask) for m in mask):
+        return list(mask)  # one per batch item
     a = np.asarray(mask)
     if a.dtype != np.bool_:
         raise TypeError(f"a mask array must be boolean (True: query i may see key j), not {a.dtype}")

@@ -75,6 +75,14 @@ def distance_kernel(kernel, what):
     return k
 
 
+_NAMES = {"loo_cv": "cv", "cv_ml": "cv-ml", "cv_ls": "cv-ls"}
+
+
+def criterion_name(library_name):
+    """The criterion as `kf smooth` / `kf kde` spell it ('cv', 'gcv', 'aicc', 'cv-ml', ...)."""
+    return _NAMES.get(library_name, library_name)
+
+
 def need_samples(n, need, what):
     if n < need:
         raise ValueError(f"{what} needs at least {need} samples, got n_samples = {n}")

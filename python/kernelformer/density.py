@@ -9,8 +9,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _kernelformer as _kf
-from ._sklearn import curve_dict, distance_kernel, need_samples, parse_bandwidth, validate
-from ._sklearn import warn_boundary
+from ._sklearn import (criterion_name, curve_dict, distance_kernel, need_samples, parse_bandwidth,
+                       validate, warn_boundary)
 
 __all__ = ["KernelDensity"]
 
@@ -75,7 +75,7 @@ class KernelDensity(BaseEstimator):
         self._binned = bool(res["binned"])
         self.bandwidth_ = np.asarray(res["bandwidth"], dtype=float)
         self.criterion_ = float(res["criterion_value"])
-        self.criterion_name_ = res["criterion"]
+        self.criterion_name_ = criterion_name(res["criterion"])
         self.criterion_curve_ = curve_dict(res["curve"], "bandwidth")
         self.at_search_boundary_ = bool(res["at_search_boundary"])
         self.route_ = res["route"]

@@ -13,8 +13,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _kernelformer as _kf
-from ._sklearn import (SearchBoundaryWarning, curve_dict, distance_kernel, need_samples,
-                       parse_bandwidth, validate, warn_boundary)
+from ._sklearn import (SearchBoundaryWarning, criterion_name, curve_dict, distance_kernel,
+                       need_samples, parse_bandwidth, validate, warn_boundary)
 
 __all__ = ["NadarayaWatsonRegressor", "LocalLinearRegressor", "KNNRegressor",
            "SearchBoundaryWarning"]
@@ -81,7 +81,7 @@ class _Smoother(RegressorMixin, BaseEstimator):
         spec, criterion = self._make_spec(X.shape[0], X.shape[1])
         res = _kf.regression_fit_data(spec, X, y, criterion)
         self._fit_X, self._fit_y = X, y
-        self.criterion_name_ = res["criterion"]
+        self.criterion_name_ = criterion_name(res["criterion"])
         self.criterion_ = float(res["criterion_value"])
         self.at_search_boundary_ = bool(res["at_search_boundary"])
         self.df_ = float(res["df"])

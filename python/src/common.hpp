@@ -27,7 +27,7 @@ using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
 inline std::atomic<long> input_copies{0};
 // The thread setting (kernelformer.set_num_threads); 0 means OpenMP's default.
 inline std::atomic<int> thread_setting{0};
-inline int default_threads = 1;  // omp_get_max_threads() at import
+inline int default_threads = 1;  // OMP_NUM_THREADS or the core count, at import
 
 inline int resolve_threads(int requested) {
   if (requested > 0) return requested;

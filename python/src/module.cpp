@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "common.hpp"
@@ -148,7 +149,12 @@ PYBIND11_MODULE(_kernelformer, m) {
   using namespace kf::py_bind;
   m.doc() = "kernelformer's C++ library (the binding; use the kernelformer package on top of it)";
   m.attr("__version__") = KF_VERSION;
-  default_threads = omp_get_max_threads();
+  // OpenMP's default as the library sees it: OMP_NUM_THREADS, else the core count. Not
+  // omp_get_max_threads() here: a library imported before us may have lowered it on this thread
+  // (PyTorch sets its own thread count at import).
+  default_threads = omp_get_num_procs();
+  if (const char* env = std::getenv("OMP_NUM_THREADS"); env != nullptr && std::atoi(env) > 0)
+    default_threads = std::atoi(env);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
