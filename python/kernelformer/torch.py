@@ -11,7 +11,6 @@ or float64, batched over any leading dimensions (B, H, T, D).
     attn = kft.KernelAttention(64, 8, kernel="gaussian:h=4", batch_first=True)
     y, w = attn(x, x, x, need_weights=True)                    # w: (B, T, T) averaged over heads
 """
-import math
 import numbers
 
 import numpy as np
