@@ -14,6 +14,7 @@
 #include "kernelformer/smooth.hpp"
 #include "regression/binned2d.hpp"
 #include "regression/kde_binned.hpp"
+#include "regression/smoother_routes.hpp"
 
 namespace kf {
 namespace {
@@ -52,16 +53,43 @@ void setup(const any_kernel& k, const std::vector<double>& h, any_kernel& out,
   }
 }
 
-// log Σ_j K((q_i − x_j)/h) for every query (−inf where no key contributes).
+mask leave_one_out(index m) { return mask::causal(-1) | mask::window(-1, m); }
+
+// The fraction of the data's bounding box that one kernel support covers (per column
+// min(1, 2h/range), multiplied): below detail::kRadiusMaxFraction a k-d tree over the supports
+// beats summing all pairs.
+double support_fraction(const std::vector<double>& h, const_matrix_view<double> x) {
+  double f = 1;
+  for (index c = 0; c < x.cols; ++c) {
+    double lo = x(0, c), hi = x(0, c);
+    for (index i = 0; i < x.rows; ++i) lo = std::min(lo, x(i, c)), hi = std::max(hi, x(i, c));
+    const double hc = h[h.size() == 1 ? 0 : static_cast<std::size_t>(c)];
+    f *= hi > lo ? std::min(1.0, 2 * hc / (hi - lo)) : 1.0;
+  }
+  return f;
+}
+
+// log Σ_j K((q_i − x_j)/h) for every query (−inf where no key contributes); leave_one_out
+// (q = x) leaves each row's own point out. Compact kernels in two or more columns sum over each
+// query's support through a k-d tree (the radius route) when the support is a small part of the
+// data's box; everything else is the primitive over all pairs.
 std::vector<double> log_sums(const any_kernel& k, const std::vector<double>& h,
                              const_matrix_view<double> q, const_matrix_view<double> x,
-                             const mask& msk) {
+                             bool leave_one_out_sums) {
   any_kernel kk;
   smooth_options opt;
   setup(k, h, kk, opt);
-  matrix<double> v(x.rows, 0), out(q.rows, 0);
   std::vector<double> lse(static_cast<std::size_t>(q.rows));
-  smooth_forward<double>(out.view(), lse, q, x, v.cview(), kk, msk, opt);
+  if (kernel_compact(k) && x.cols >= 2 && support_fraction(h, x) <= detail::kRadiusMaxFraction) {
+    std::vector<double> hc(static_cast<std::size_t>(x.cols), h[0]);
+    if (h.size() > 1) hc = h;
+    const auto s = detail::radius_kernel_sums(k, x, hc, q, leave_one_out_sums);
+    for (std::size_t i = 0; i < s.size(); ++i) lse[i] = s[i] > 0 ? std::log(s[i]) : -kInf;
+    return lse;
+  }
+  matrix<double> v(x.rows, 0), out(q.rows, 0);
+  smooth_forward<double>(out.view(), lse, q, x, v.cview(), kk,
+                         leave_one_out_sums ? leave_one_out(x.rows) : mask::none(), opt);
   return lse;
 }
 
@@ -77,8 +105,6 @@ any_kernel with_bandwidth(any_kernel k, double h) {
   kernel_set_param(k, h);
   return k;
 }
-
-mask leave_one_out(index m) { return mask::causal(-1) | mask::window(-1, m); }
 
 }  // namespace
 
@@ -188,12 +214,12 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
     matrix<double> sub(static_cast<index>(sums.exact_rows.size()), 2);
     for (std::size_t r = 0; r < sums.exact_rows.size(); ++r)
       for (index c = 0; c < 2; ++c) sub(static_cast<index>(r), c) = at(sums.exact_rows[r], c);
-    const auto lse = log_sums(fit.kernel, fit.bandwidth, sub.cview(), fit.x.cview(), mask::none());
+    const auto lse = log_sums(fit.kernel, fit.bandwidth, sub.cview(), fit.x.cview(), false);
     for (std::size_t r = 0; r < lse.size(); ++r)
       f[static_cast<std::size_t>(sums.exact_rows[r])] = std::exp(lse[r] - ln);
     return f;
   }
-  const auto lse = log_sums(fit.kernel, fit.bandwidth, at, fit.x.cview(), mask::none());
+  const auto lse = log_sums(fit.kernel, fit.bandwidth, at, fit.x.cview(), false);
   std::vector<double> f(lse.size());
   for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::exp(lse[i] - ln);  // exp(−inf) = 0
   return f;
@@ -203,7 +229,7 @@ double kde_cv_ml(const any_kernel& kernel, const_matrix_view<double> x,
                  const std::vector<double>& h) {
   const index n = x.rows;
   if (n < 2) return kInf;
-  const auto lse = log_sums(kernel, h, x, x, leave_one_out(n));
+  const auto lse = log_sums(kernel, h, x, x, true);
   const double ln = log_norm(kernel, h, double(n - 1));
   double s = 0;
   for (double l : lse) {
@@ -219,7 +245,7 @@ double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
   if (n < 2) return kInf;
   const double nn = double(n);
   // (2/n) Σ f̂₋ᵢ(x_i)
-  const auto loo = log_sums(kernel, h, x, x, leave_one_out(n));
+  const auto loo = log_sums(kernel, h, x, x, true);
   const double ln_loo = log_norm(kernel, h, nn - 1);
   double cross = 0;
   for (double l : loo) cross += std::exp(l - ln_loo);
@@ -231,7 +257,7 @@ double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
     // K_h * K_h is the same family with √2·h (gaussian) or 2h (cauchy).
     std::vector<double> h2 = h;
     for (double& v : h2) v *= name == "gaussian" ? std::sqrt(2.0) : 2.0;
-    const auto lse = log_sums(kernel, h2, x, x, mask::none());
+    const auto lse = log_sums(kernel, h2, x, x, false);
     const double ln = log_norm(kernel, h2, nn * nn);
     for (double l : lse) integral += std::exp(l - ln);
   } else {

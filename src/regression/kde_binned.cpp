@@ -1,5 +1,6 @@
 // Binned density sums and criteria (see kde_binned.hpp).
 #include "regression/kde_binned.hpp"
+#include "regression/smoother_routes.hpp"
 
 #include "regression/binned2d.hpp"
 
@@ -349,9 +350,10 @@ double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::a
     }
   }
   if (isolated) {
-    // Per point: bilinear weights of the four bins, or an exact sum where one is flagged.
+    // Per point: bilinear weights of the four bins, or an exact sum where one is flagged
+    // (collected first, then summed: over each support through a k-d tree for a compact kernel).
     const index cap = std::max<index>(1000, n / 1000);
-    index exact = 0;
+    std::vector<index> exact_points;
     total = 0;
     const double d0 = (g.hi[0] - g.lo[0]) / double(g0 - 1),
                  d1 = (g.hi[1] - g.lo[1]) / double(g1 - 1);
@@ -368,10 +370,24 @@ double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::a
         total += (1 - f0) * ((1 - f1) * l00 + f1 * l01) + f0 * ((1 - f1) * l10 + f1 * l11);
         continue;
       }
-      if (++exact > cap) return kInf;
-      const double l = exact_loo_log_sum_2d(unit, x, h, i);
-      if (l == -kInf) return kInf;
-      total += l;
+      if (static_cast<index>(exact_points.size()) >= cap) return kInf;
+      exact_points.push_back(i);
+    }
+    if (kernel_compact(unit) && !exact_points.empty()) {
+      matrix<double> q(static_cast<index>(exact_points.size()), 2);
+      for (std::size_t r = 0; r < exact_points.size(); ++r)
+        for (index c = 0; c < 2; ++c) q(static_cast<index>(r), c) = x(exact_points[r], c);
+      const std::array<double, 2> hh = h;
+      for (const double s : radius_kernel_sums(unit, x, hh, q.cview(), exact_points)) {
+        if (!(s > 0)) return kInf;
+        total += std::log(s);
+      }
+    } else {
+      for (const index i : exact_points) {
+        const double l = exact_loo_log_sum_2d(unit, x, h, i);
+        if (l == -kInf) return kInf;
+        total += l;
+      }
     }
   }
   const double nn = double(n);

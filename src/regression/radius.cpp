@@ -9,6 +9,7 @@
 // the window's covariance in bandwidth units has an eigenvalue ≤ 1e-9, as the all-pairs route.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "detail/eigen.hpp"
 #include "regression/kd_tree.hpp"
@@ -128,7 +129,75 @@ regression_eval radius_pass(const Kern& unit, const kd_tree& tree, const matrix<
   return r;
 }
 
+// Σ_j K over a window, without a model: density sums (kde.cpp), one query at a time, leaving
+// out the key `skip` (a query's own row in leave-one-out sums; −1: none).
+template <class Kern>
+struct sum_accumulator {
+  using DistanceType = double;
+  using IndexType = std::size_t;
+  const Kern& unit;
+  double s = 0;
+  std::size_t skip = static_cast<std::size_t>(-1);
+  void init() {}
+  void clear() {}
+  std::size_t size() const { return 0; }
+  bool full() const { return true; }
+  double worstDist() const { return 1.0 + 1e-12; }
+  bool addPoint(double dist2, std::size_t j) {
+    if (j != skip) s += unit.template weight<double>(dist2);
+    return true;
+  }
+};
+
+// Rows of a view divided column by column by h.
+matrix<double> scaled(const_matrix_view<double> x, std::span<const double> h) {
+  matrix<double> xs(x.rows, x.cols);
+  for (index i = 0; i < x.rows; ++i)
+    for (index c = 0; c < x.cols; ++c) xs(i, c) = x(i, c) / h[static_cast<std::size_t>(c)];
+  return xs;
+}
+
 }  // namespace
+
+std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
+                                       std::span<const double> h, const_matrix_view<double> q,
+                                       bool leave_one_out) {
+  std::vector<index> self;
+  if (leave_one_out) {
+    self.resize(static_cast<std::size_t>(q.rows));
+    for (index i = 0; i < q.rows; ++i) self[static_cast<std::size_t>(i)] = i;
+  }
+  return radius_kernel_sums(kernel, x, h, q, self);
+}
+
+std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
+                                       std::span<const double> h, const_matrix_view<double> q,
+                                       std::span<const index> self) {
+  const matrix<double> xs = scaled(x, h), qs = scaled(q, h);
+  const cloud pts{xs.cview()};
+  const kd_tree tree(static_cast<int>(x.cols), pts, nanoflann::KDTreeSingleIndexAdaptorParams(16));
+  any_kernel unit = kernel;
+  kernel_set_param(unit, 1.0);
+  std::vector<double> out(static_cast<std::size_t>(q.rows), 0.0);
+  std::visit(
+      [&](const auto& kern) {
+        using K = std::decay_t<decltype(kern)>;
+        if constexpr (K::compact) {
+#pragma omp parallel for schedule(dynamic, 256)
+          for (index i = 0; i < q.rows; ++i) {
+            sum_accumulator<K> acc{kern};
+            if (!self.empty())
+              acc.skip = static_cast<std::size_t>(self[static_cast<std::size_t>(i)]);
+            tree.findNeighbors(acc, &qs(i, 0), nanoflann::SearchParams(32, 0.0, false));
+            out[static_cast<std::size_t>(i)] = acc.s;
+          }
+        } else {
+          throw std::invalid_argument("radius_kernel_sums: the kernel must be compact");
+        }
+      },
+      unit);
+  return out;
+}
 
 bool radius_supports(const regression_spec& spec, index d) {
   return d >= 2 && spec.method != regression_method::knn && kernel_compact(spec.kernel);

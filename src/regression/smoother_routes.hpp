@@ -83,6 +83,15 @@ bool radius_supports(const regression_spec& spec, index d);
 // kRadiusMaxFraction the all-pairs primitive (SIMD, tiled) is faster per pair.
 double support_fraction(const regression_spec& spec, const_matrix_view<double> x);
 inline constexpr double kRadiusMaxFraction = 0.05;
+// Σ_j K(|(q_i − x_j)/h|) for a compact kernel (its own parameter ignored: unit bandwidth in the
+// h-scaled coordinates), over each query's support; leave_one_out (q = x) skips j = i.
+std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
+                                       std::span<const double> h, const_matrix_view<double> q,
+                                       bool leave_one_out);
+// The same, leaving out key self[i] for query i (self empty: none).
+std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
+                                       std::span<const double> h, const_matrix_view<double> q,
+                                       std::span<const index> self);
 regression_eval radius_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                                 std::span<const double> y, const_matrix_view<double> xq,
                                 bool at_training);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "kernelformer/regression/smoother.hpp"
+#include "kernelformer/smooth.hpp"
 #include "regression/smoother_routes.hpp"
 #include "test_util.hpp"
 
@@ -67,6 +68,39 @@ TEST(Radius, MatchesAllPairsForEveryCompactKernel) {
                       detail::evaluate_all_pairs(spec, x.cview(), y, q.cview(), false), false,
                       what + " (queries)");
         }
+  }
+}
+
+TEST(Radius, KernelSumsMatchThePrimitiveWithAndWithoutTheOwnPoint) {
+  // Σ_j K over each support (the density sums of kde) against the primitive's lse over all
+  // pairs, for every compact kernel, 2 and 3 columns, per-column bandwidths, duplicates and
+  // queries outside the data (sum 0).
+  for (index d : {2, 3}) {
+    auto x = test::random_matrix<double>(303, d, 5, 0, 3);
+    for (index c = 0; c < d; ++c) x(7, c) = x(8, c);  // a duplicated point
+    auto q = test::random_matrix<double>(41, d, 6, -1, 4);
+    std::vector<double> h(static_cast<std::size_t>(d));
+    for (index c = 0; c < d; ++c) h[static_cast<std::size_t>(c)] = 0.3 + 0.2 * double(c);
+    for (const any_kernel& k : {any_kernel(kernel_boxcar{}), any_kernel(kernel_epanechnikov{}),
+                                any_kernel(kernel_biweight{}), any_kernel(kernel_triweight{}),
+                                any_kernel(kernel_tricube{}), any_kernel(kernel_cosine{})})
+      for (const bool loo : {false, true}) {
+        const auto& qq = loo ? x : q;
+        const auto s = detail::radius_kernel_sums(k, x.cview(), h, qq.cview(), loo);
+        any_kernel unit = k;
+        kernel_set_param(unit, 1.0);
+        smooth_options opt;
+        opt.bandwidth_per_dim = h;
+        matrix<double> v(x.rows(), 0), out(qq.rows(), 0);
+        std::vector<double> lse(static_cast<std::size_t>(qq.rows()));
+        const mask m = loo ? (mask::causal(-1) | mask::window(-1, x.rows())) : mask::none();
+        smooth_forward<double>(out.view(), lse, qq.cview(), x.cview(), v.cview(), unit, m, opt);
+        for (std::size_t i = 0; i < s.size(); ++i) {
+          const double ref = std::exp(lse[i]);  // 0 where no key is in the support
+          EXPECT_NEAR(s[i], ref, 1e-12 * (1 + ref))
+              << kernel_name(k) << " d=" << d << " loo=" << loo << " row " << i;
+        }
+      }
   }
 }
 
