@@ -9,6 +9,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "detail/fft_size.hpp"
+
 namespace kf {
 namespace {
 
@@ -173,7 +175,7 @@ binned_data::moments binned_data::compute(const any_kernel& k, int degree, bool 
   const level& lv = binned_at(cells);
   const double delta = lv.delta;
   const index lags = grid_lags(binned_reach(k, st.tail_tolerance), delta, cells);
-  const index p = next_pow2(cells + lags + 1);
+  const index p = detail::fast_fft_size(cells + lags + 1);
   fft_plan plan(p);
 
   // κ_m(l) = K(lδ/h)·(−lδ)^m at index l mod P, l ∈ [−lags, lags]; and K² for q.
@@ -213,7 +215,7 @@ binned_data::sums binned_data::sum_weights(const std::function<double(double)>& 
   const index cells = grid_cells(hi_ - lo_, h, cells_per_h, st);
   const level& lv = binned_at(cells);
   const index lags = grid_lags(reach, lv.delta, cells);
-  const index p = next_pow2(cells + lags + 1);
+  const index p = detail::fast_fft_size(cells + lags + 1);
   fft_plan plan(p);
   std::vector<double> sig(static_cast<std::size_t>(p), 0.0);
   for (index l = -lags; l <= lags; ++l)

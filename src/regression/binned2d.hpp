@@ -67,7 +67,10 @@ double kernel_integral_2d(const any_kernel& k);
 regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                                      std::span<const double> y, const_matrix_view<double> xq,
                                      bool at_training, double cells_per_h);
+// undefined_rows (optional): the training points where nw_binned2d_evaluate would leave the
+// fit undefined (Σ K < K(0)), from the same grid — the fit's summary needs no second pass.
 criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_view<double> x,
-                                      std::span<const double> y, double cells_per_h);
+                                      std::span<const double> y, double cells_per_h,
+                                      std::vector<index>* undefined_rows = nullptr);
 
 }  // namespace kf::detail

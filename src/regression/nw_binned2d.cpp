@@ -76,12 +76,18 @@ regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_v
 }
 
 criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_view<double> x,
-                                      std::span<const double> y, double cells_per_h) {
+                                      std::span<const double> y, double cells_per_h,
+                                      std::vector<index>* undefined_rows) {
   const_matrix_view<double> no_queries = x;
   no_queries.rows = 0;
   const grid_setup g = setup(spec, x, no_queries);
   const binned_2d bd(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{});
   const auto sm = bd.convolve(g.unit, false);
+  if (undefined_rows != nullptr) {
+    undefined_rows->clear();
+    for (index i = 0; i < x.rows; ++i)
+      if (!(bd.read(sm.s0, x(i, 0), x(i, 1)) >= g.k0)) undefined_rows->push_back(i);
+  }
   criterion_values c{0, 0, 0, 0, 0, 0};
   double loo = 0;
   const auto& cc = bd.c();

@@ -326,9 +326,25 @@ criterion_values fit_diagnostics(regression_fit& f) {
   const index n = x.rows;
   const bool binned = use_binned(spec, n, x.cols) || use_binned2d(spec, n, x.cols);
   criterion_values cv{};
-  if (binned) cv = regression_criteria(spec, x, y);
+  if (binned && x.cols == 1) cv = regression_criteria(spec, x, y);
+  if (binned && x.cols == 2 && spec.per_point) cv = regression_criteria(spec, x, y);
   if (binned && !spec.per_point && x.cols == 1) {
     f.undefined = undefined_at_training_binned(spec, x, y);  // O(grid) memory, no n-vectors
+    return cv;
+  }
+  if (binned && !spec.per_point && x.cols == 2) {
+    // One grid for the criteria and the points it leaves undefined; those are evaluated
+    // exactly, as regression_evaluate does.
+    std::vector<index> rows;
+    cv = detail::nw_binned2d_criteria(spec, x, y, detail::binned2d_settings{}.cells_per_h, &rows);
+    f.undefined = 0;
+    if (rows.empty()) return cv;
+    matrix<double> sub(static_cast<index>(rows.size()), 2);
+    for (std::size_t a = 0; a < rows.size(); ++a)
+      for (index c = 0; c < 2; ++c) sub(static_cast<index>(a), c) = x(rows[a], c);
+    regression_spec exact = spec;
+    exact.exact = true;
+    f.undefined = regression_evaluate(exact, x, y, sub.cview(), false).undefined;
     return cv;
   }
   regression_eval e = regression_evaluate(spec, x, y, x, true);
