@@ -5,8 +5,9 @@
 K = rbf_kernel(testx, x, gamma=5), rows normalized, prediction K @ y. gamma = 1/(2h^2), so the
 same smoother is kernelformer's gaussian kernel with h = 1/sqrt(10).
 
-Writes tests/fixtures/seed001_{x,y,testx,nw}.npy (float64) and apps/kf/seed001_data.hpp (the
-same x, y built into `kf demo`). Run with Debian's python:
+Writes tests/fixtures/seed001_{x,y,testx,nw}.npy (float64) and
+include/kernelformer/explore/seed001_data.hpp (the same x, y built into `kf demo`, the report and
+the explorer's seed-001 data set). Run with Debian's python:
     /usr/bin/python3 python/make_fixture_seed001.py
 """
 import os
@@ -16,7 +17,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 OUT = os.path.join(ROOT, "tests", "fixtures")
-HEADER = os.path.join(ROOT, "apps", "kf", "seed001_data.hpp")
+HEADER = os.path.join(ROOT, "include", "kernelformer", "explore", "seed001_data.hpp")
 
 
 def cxx_array(values):

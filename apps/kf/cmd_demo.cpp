@@ -8,9 +8,9 @@
 #include <memory>
 
 #include "common.hpp"
+#include "kernelformer/explore/seed001_data.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/smooth.hpp"
-#include "seed001_data.hpp"
 
 namespace kf::cli {
 namespace {

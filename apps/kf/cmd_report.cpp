@@ -19,6 +19,7 @@
 #include "common.hpp"
 #include "kernelformer/explore/explorer.hpp"
 #include "kernelformer/explore/head_kernel.hpp"
+#include "kernelformer/explore/seed001_data.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/masks.hpp"
 #include "kernelformer/model/lm_train.hpp"
@@ -28,7 +29,6 @@
 #include "kernelformer/smooth.hpp"
 #include "kernelformer/text/tokenizer.hpp"
 #include "kernelformer/viz/plot.hpp"
-#include "seed001_data.hpp"
 
 namespace kf::cli {
 namespace {
