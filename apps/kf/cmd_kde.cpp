@@ -250,17 +250,19 @@ void add_kde(CLI::App& app) {
                   "CURVE.csv: the searched grid (scale, bandwidth, criterion)");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->add_flag("--exact", o->exact,
-                "exact sums over all pairs instead of the binned route (1-D, n >= 5000); slow "
-                "beyond ~10^5 points");
+                "exact sums instead of the binned route (1-D and 2-D from 5000 points): over each "
+                "support through a k-d tree for compact kernels in 2-D, over all pairs otherwise "
+                "(slow beyond ~10^5 points)");
   sub->footer(
       "Examples:\n"
       "  kf kde                                         # built-in bimodal sample, Silverman\n"
       "  kf kde data.csv --x height --bandwidth cv-ml --out density.csv --plot density.png\n"
       "  kf kde data.csv --x a,b --kernel epanechnikov --out density2d.csv  # 2-D\n"
-      "Routes: 1-D from 5000 points is binned (linear binning + FFT, every kernel; density\n"
-      "within 1e-4 of its peak, exact where it is tiny; the boxcar counted exactly); 2-D too\n"
-      "(bilinear binning + 2-D FFT, within 2e-3 of the peak; cv-ls gaussian only); --exact\n"
-      "forces all-pairs sums. 3+ columns (gaussian) are exact: slow beyond ~10^5 points.");
+      "Routes (the summary names the one taken): 1-D from 5000 points is binned (linear\n"
+      "binning + FFT, every kernel; density within 1e-4 of its peak, exact where it is tiny; the\n"
+      "boxcar counted exactly); 2-D too (bilinear binning + 2-D FFT, within 2e-3 of the peak;\n"
+      "cv-ls gaussian only; a cv-ml bandwidth at 10^6 points takes ~30 s); --exact forces exact\n"
+      "sums. 3+ columns (gaussian only) are exact over all pairs: slow beyond ~10^5 points.");
   sub->callback([o] { run(*o); });
 }
 

@@ -371,11 +371,10 @@ void add_smooth(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--k-max", o->k_max, "largest k tried by --k cv")->capture_default_str();
   sub->add_flag("--exact", o->exact,
-                "exact sums instead of the binned route (1-D nw/local-linear, n >= 5000, every "
-                "kernel but the boxcar; 2-D nw) or the neighbor search (knn). Compact kernels in "
-                "1-D stay O(n log n) (sorted windows: a CV bandwidth at 10^6 points in ~3 s "
-                "epanechnikov, ~7 s tricube, ~14 s cosine); the others sum all pairs, slow beyond "
-                "~10^5 points");
+                "exact sums instead of the binned route (1-D nw/local-linear from 5000 points, "
+                "2-D nw) or the neighbor search (knn). Compact kernels stay fast: sorted windows "
+                "in 1-D (a CV bandwidth at 10^6 points in ~3 s epanechnikov), a k-d tree over each "
+                "support in 2+ columns; the other kernels sum all pairs, slow beyond ~10^5 points");
   sub->add_option("--knn-weights", o->knn_weights, "uniform | distance")->capture_default_str();
   auto* grid = sub->add_option("--grid", o->grid, "fit on N evenly spaced points (per axis)")
                    ->capture_default_str();
@@ -395,11 +394,13 @@ void add_smooth(CLI::App& app) {
       "  kf smooth data.csv --x a,b --y z --bandwidth gcv --summary s.json --out fit.csv\n"
       "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"
       "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
-      "Routes: 1-D nw/local-linear from 5000 points are binned (linear binning + FFT, every\n"
-      "kernel but the boxcar; fit within 1e-4 of the range of y, 1e-6 for the gaussian); knn\n"
-      "uses sorted neighbors (1-D) or a k-d tree; 2-column nw is binned in 2-D (within 2e-3 of\n"
-      "the range of y); --exact forces all-pairs sums. 2-column local-linear and 3+ column\n"
-      "nw/local-linear are exact (all pairs): slow beyond ~10^5 points.");
+      "Routes (the summary names the one taken): 1-D nw/local-linear from 5000 points are\n"
+      "binned (linear binning + FFT, every kernel but the boxcar; within 1e-4 of the range of y,\n"
+      "1e-6 for the gaussian), compact kernels below that use exact sorted windows; 2-column nw\n"
+      "is binned in 2-D (within 2e-3 of the range of y); knn uses sorted neighbors (1-D) or a\n"
+      "k-d tree. Compact kernels elsewhere (2-column local-linear, 3+ columns, --exact) are exact\n"
+      "through a k-d tree over each support (3-D nw at 10^6 points, silverman: ~30 s); other\n"
+      "kernels there sum all pairs: slow beyond ~10^5 points.");
   sub->callback([o] { run(*o); });
 }
 
