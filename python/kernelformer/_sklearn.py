@@ -89,7 +89,7 @@ def need_samples(n, need, what):
 
 
 def warn_boundary(message):
-    warnings.warn(message, SearchBoundaryWarning, stacklevel=3)
+    warnings.warn(message, SearchBoundaryWarning, stacklevel=4)  # the caller of fit
 
 
 def curve_dict(curve, key="bandwidth"):

@@ -148,8 +148,9 @@ def smooth(q, k, v, kernel="exp_dot", bandwidth=None, mask=None, *, temperature=
 
 def smooth_weights(q, k, kernel="exp_dot", bandwidth=None, mask=None, *, temperature=None,
                    split=None, threads=None):
-    """The normalized weights p_ij of smooth(q, k, ...), (..., n, m), as a tensor without
-    gradient (what scaled_dot_product_attention never returns)."""
+    """The normalized weights p_ij of smooth(q, k, ...): q (..., n, d), k (..., m, d) -> weights
+    (..., n, m), a tensor without gradient (what scaled_dot_product_attention never returns).
+    Same kernel, bandwidth, temperature, split and mask arguments as smooth()."""
     _check_tensors(q, k, k)
     h, h_t, per_dim = _param(bandwidth, "bandwidth", q.dtype)
     t, t_t, _ = _param(temperature, "temperature", q.dtype)

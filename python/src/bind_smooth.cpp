@@ -224,21 +224,41 @@ py::array weights_typed(const py::array& q0, const py::array& k0, const kernel_s
   const index nr = rows.empty() ? qs.rows : static_cast<index>(rows.size());
   auto w = new_array<T>(with(lead, {nr, ks.rows}));
   const auto ws = stack_of(w, nr, ks.rows);
-  // smooth_weights is the reference's row loop (single-threaded): parallel over chunks of rows.
-  const index chunk = 64, chunks = (nr + chunk - 1) / chunk;
+  const int threads = resolve_threads(co.threads);
+  const index m = ks.rows, d = qs.cols;
   {
     py::gil_scoped_release nogil;
-    const int threads = resolve_threads(co.threads);
     thread_scope scope(threads);
-    parallel_items(nb * chunks, threads, [&](index bc) {
-      const index b = bc / chunks, r0 = (bc % chunks) * chunk, r1 = std::min(nr, r0 + chunk);
-      std::vector<index> sel(static_cast<std::size_t>(r1 - r0));
-      for (index r = r0; r < r1; ++r)
-        sel[static_cast<std::size_t>(r - r0)] =
-            rows.empty() ? r : rows[static_cast<std::size_t>(r)];
-      smooth_weights<T>(ws.at(b).block(r0, 0, r1 - r0, ks.rows), sel, qs.at(b), ks.at(b), kern,
-                        mask_at(masks, b), co.item(b, 1));
-    });
+    if (rows.empty() && m <= std::min<index>(200 * d, 16384)) {
+      // The primitive itself with the identity for values: out = P·I = P, the forward's own
+      // weights (the same rounding), at GEMM speed. One block of ≤ 512 identity columns at a
+      // time (each block recomputes the scores: worth it while m is small against 200·d).
+      const index block = std::min<index>(m, 512);
+      matrix<T> eye(m, block);
+      for (index c0 = 0; c0 < m; c0 += block) {
+        const index bw = std::min(block, m - c0);
+        std::fill(eye.values().begin(), eye.values().end(), T(0));
+        for (index j = 0; j < bw; ++j) eye(c0 + j, j) = T(1);
+        const const_matrix_view<T> e = eye.cview().block(0, 0, m, bw);
+        for_each_item(nb, threads, [&](index b, int t) {
+          smooth_forward<T>(ws.at(b).block(0, c0, nr, bw), {}, qs.at(b), ks.at(b), e, kern,
+                            mask_at(masks, b), co.item(b, t));
+        });
+      }
+    } else {
+      // The reference's row loop (single-threaded, O(n·m·d) in double, no m × m block): in
+      // parallel over chunks of rows.
+      const index chunk = 64, chunks = (nr + chunk - 1) / chunk;
+      parallel_items(nb * chunks, threads, [&](index bc) {
+        const index b = bc / chunks, r0 = (bc % chunks) * chunk, r1 = std::min(nr, r0 + chunk);
+        std::vector<index> sel(static_cast<std::size_t>(r1 - r0));
+        for (index r = r0; r < r1; ++r)
+          sel[static_cast<std::size_t>(r - r0)] =
+              rows.empty() ? r : rows[static_cast<std::size_t>(r)];
+        smooth_weights<T>(ws.at(b).block(r0, 0, r1 - r0, m), sel, qs.at(b), ks.at(b), kern,
+                          mask_at(masks, b), co.item(b, 1));
+      });
+    }
   }
   return w;
 }

@@ -94,13 +94,21 @@ def test_bandwidth_and_temperature_arguments(rng):
 
 
 def test_regression_on_a_line(rng):
-    x = np.sort(rng.uniform(0, 6, 200))
-    y = np.sin(x) + 0.1 * rng.standard_normal(200)
+    x = np.sort(rng.uniform(0, 6, 250))
+    y = np.sin(x) + 0.1 * rng.standard_normal(250)
     xq = np.linspace(0, 6, 7)
-    fit = kf.smooth(xq, x, y, kernel="gaussian", bandwidth=0.3)
-    assert fit.shape == (7,)
-    close(fit, smooth_dense(kernel_matrix("gaussian", xq[:, None], x[:, None], h=0.3),
-                            y[:, None])[0][:, 0], 1e-12)
+    fit, w = kf.smooth(xq, x, y, kernel="gaussian", bandwidth=0.3, return_weights=True)
+    assert fit.shape == (7,) and w.shape == (7, 250)
+    ref_fit, ref_w, _ = smooth_dense(kernel_matrix("gaussian", xq[:, None], x[:, None], h=0.3),
+                                     y[:, None])
+    close(fit, ref_fit[:, 0], 1e-12)
+    # many keys for one feature: the weights come from the reference's row loop (below, from
+    # the primitive with identity values): both equal the formula
+    close(w, ref_w, 1e-12, atol=1e-15)
+    close(kf.smooth(xq, x[:100], y[:100], kernel="gaussian", bandwidth=0.3,
+                    return_weights=True)[1],
+          smooth_dense(kernel_matrix("gaussian", xq[:, None], x[:100, None], h=0.3),
+                       y[:100, None])[1], 1e-12, atol=1e-15)
 
 
 def test_product_kernel(rng):
@@ -288,3 +296,21 @@ def test_kernel_and_mask_objects_round_trip():
     m = kf.Mask.causal() & kf.Mask.window(3, 3)
     assert m.describe() == kf.Mask.parse("causal&window:3").describe()
     assert "causal" in repr(m)
+
+
+def test_public_api_is_documented():
+    import inspect
+    for name in kf.__all__:
+        obj = getattr(kf, name)
+        if name == "__version__":
+            continue
+        assert inspect.getdoc(obj), name
+        if inspect.isclass(obj):
+            for attr, member in vars(obj).items():
+                if not attr.startswith("_") and callable(member):
+                    assert inspect.getdoc(getattr(obj, attr)), f"{name}.{attr}"
+    assert "(n, d)" in kf.smooth.__doc__ and "(m, dv)" in kf.smooth.__doc__
+    for est in ("NadarayaWatsonRegressor", "LocalLinearRegressor", "KNNRegressor",
+                "KernelDensity"):
+        doc = getattr(kf, est).__doc__
+        assert "Shapes" in doc and "n_features" in doc, est

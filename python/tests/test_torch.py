@@ -227,3 +227,12 @@ def test_numpy_inputs_untouched():
     out.sum().backward()
     assert torch.equal(q.detach(), before)
     assert np.isfinite(q.grad.numpy()).all()
+
+
+def test_public_api_is_documented():
+    import inspect
+    for name in kft.__all__:
+        obj = getattr(kft, name)
+        assert inspect.getdoc(obj), name
+    for fn in (kft.smooth, kft.smooth_weights, kft.KernelAttention):
+        assert "(..., n, d)" in fn.__doc__ or "(B, T, E)" in fn.__doc__
