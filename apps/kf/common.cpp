@@ -175,6 +175,17 @@ template void stage_output<double>(io::atomic_writer&, const std::string&,
                                    const_matrix_view<double>);
 
 double peak_rss_mib() {
+  // VmHWM: the peak resident set of this process's own memory since exec. getrusage's
+  // ru_maxrss is kept across exec, so a kf started by a large parent (a Python benchmark holding
+  // 10^7 points) would report the parent's size at fork.
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    double kib = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmHWM: %lf kB", &kib) == 1) break;
+    std::fclose(f);
+    if (kib >= 0) return kib / 1024.0;
+  }
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return double(u.ru_maxrss) / 1024.0;  // KiB on Linux
