@@ -236,3 +236,12 @@ def test_public_api_is_documented():
         assert inspect.getdoc(obj), name
     for fn in (kft.smooth, kft.smooth_weights, kft.KernelAttention):
         assert "(..., n, d)" in fn.__doc__ or "(B, T, E)" in fn.__doc__
+
+
+def test_contiguous_tensors_are_used_in_place():
+    import kernelformer
+    q, k, v = (torch.randn(2, 4, 33, 8, requires_grad=True) for _ in range(3))
+    before = kernelformer._kernelformer.input_copies()
+    out = kft.smooth(q, k, v, mask="causal")
+    out.backward(torch.ones_like(out))
+    assert kernelformer._kernelformer.input_copies() == before  # forward and backward: no copy
