@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/lm_train.hpp"
+#include "kernelformer/model/train_state.hpp"
 #include "kernelformer/text/tokenizer.hpp"
 #include "kernelformer/viz/plot.hpp"
 
@@ -25,6 +27,8 @@ struct lm_options {
   index iters = 0, batch = 0;
   double lr = 0, val_fraction = 0.1;
   bool quiet = false;
+  std::string resume;  // a checkpoint written by --save-every
+  index save_every = 0;
 };
 
 struct loaded_lm {
@@ -37,19 +41,21 @@ loaded_lm load_lm(const std::string& path) {
   require_extension(path, "--model", {".safetensors"});
   loaded_lm r;
   try {
+    // The file, its metadata and the tensor table are checked before anything is allocated.
     const model::checkpoint ck = model::checkpoint_load(path);
     const auto cfg = model::token_model_config::from_metadata(ck.metadata);
     if (cfg.encoder_layers > 0)
       throw std::runtime_error("this is an encoder-decoder model; sampling needs a language model");
     r.tok = text::tokenizer::from_metadata(ck.metadata);
     if (r.tok.size() != cfg.vocab)
-      throw std::runtime_error(fmt::format("the tokenizer has {} pieces but the model {} tokens",
-                                           r.tok.size(), cfg.vocab));
-    r.model = std::make_unique<model::token_model<float>>(cfg, 0);
-    model::checkpoint_apply(ck, r.model->params());
+      throw std::runtime_error(fmt::format(
+          "the tokenizer has {} pieces but the metadata's 'vocab' is {}", r.tok.size(), cfg.vocab));
+    r.model = model::token_model_load(ck);
     r.metadata = ck.metadata;
   } catch (const std::exception& e) {
-    throw user_error(fmt::format("--model {}: {}", path, e.what()));
+    const std::string what = e.what();
+    throw user_error(what.rfind(path + ":", 0) == 0 ? "--model " + what
+                                                    : fmt::format("--model {}: {}", path, what));
   }
   return r;
 }
@@ -67,6 +73,46 @@ std::string read_corpus(const std::string& path) {
   return text;
 }
 
+// The options that define a run (a resume must repeat them); the corpus by its size and an
+// FNV-1a hash of its bytes, so a changed file is refused too.
+std::map<std::string, std::string> lm_run_options(const lm_options& o, const model::lm_preset& p,
+                                                  const std::string& text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return {{"--corpus", o.corpus.empty() ? "(fortunes)" : o.corpus},
+          {"corpus bytes", std::to_string(text.size())},
+          {"corpus hash", fmt::format("{:016x}", h)},
+          {"--tokenizer", o.tokenizer},
+          {"--config", o.config},
+          {"--kernel", kernel_format(p.model.block.kernel)},
+          {"--seed", std::to_string(o.seed)},
+          {"--iters", std::to_string(p.iters)},
+          {"--batch", std::to_string(p.batch)},
+          {"--lr", fmt::format("{:.17g}", p.lr)},
+          {"--val-fraction", fmt::format("{:.17g}", o.val_fraction)}};
+}
+
+// --resume: the checkpoint's weights into m, its training state out.
+model::train_state load_lm_resume(const std::string& path, model::token_model<float>& m,
+                                  const std::map<std::string, std::string>& run) {
+  require_extension(path, "--resume", {".safetensors"});
+  try {
+    const model::checkpoint ck = model::checkpoint_load(path);
+    auto st = model::train_state_decode(ck, m.params().count());
+    if (!st)
+      throw std::runtime_error(
+          "holds no training state (a final model: the checkpoints --save-every writes carry it)");
+    model::train_state_check_run(*st, run);
+    model::checkpoint_check_shapes(ck, m.params(), m.config().describe());
+    model::checkpoint_apply(ck, m.params());
+    return *st;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw user_error(what.rfind(path + ":", 0) == 0 ? "--resume " + what
+                                                    : fmt::format("--resume {}: {}", path, what));
+  }
+}
+
 void run_train(const lm_options& o) {
   model::lm_preset p;
   text::tokenizer_kind kind;
@@ -80,6 +126,11 @@ void run_train(const lm_options& o) {
   if (o.iters < 0) throw user_error("--iters must be positive");
   if (o.batch < 0) throw user_error("--batch must be at least 1");
   if (o.lr < 0) throw user_error("--lr must be positive");
+  if (o.save_every < 0) throw user_error("--save-every must be >= 1 (iterations)");
+  if (o.save_every > 0 && o.save.empty())
+    throw user_error("--save-every needs --save (the checkpoints are written there)");
+  if ((o.save_every > 0 || !o.resume.empty()) && dist::size() > 1)
+    throw user_error("--resume and --save-every run in one process, not under mpirun");
   if (!(o.val_fraction >= 0 && o.val_fraction < 0.9))
     throw user_error("--val-fraction must be in [0, 0.9)");
   if (o.iters > 0) {
@@ -108,6 +159,32 @@ void run_train(const lm_options& o) {
                                  train.size(), p.model.context));
   model::token_model<float> m(p.model, o.seed);
   const std::string corpus_name = o.corpus.empty() ? "fortunes (Debian package)" : o.corpus;
+  const auto run_opts = lm_run_options(o, p, text);
+  model::train_state resumed;
+  model::lm_checkpointing cp;
+  std::vector<model::checkpoint_tensor> final_state;
+  std::map<std::string, std::string> final_state_md;
+  if (!o.resume.empty()) {
+    resumed = load_lm_resume(o.resume, m, run_opts);
+    cp.resume = &resumed;
+  }
+  cp.save_every = o.save_every;
+  // Every save_every iterations: weights, tokenizer and training state, atomically to --save.
+  cp.on_checkpoint = [&](const model::train_state& st) {
+    model::train_state s = st;
+    s.run = run_opts;
+    auto md = p.model.to_metadata();
+    tok.to_metadata(md);
+    md["corpus"] = corpus_name;
+    if (st.done == p.iters) {  // rides along with the final --save
+      model::train_state_encode(s, final_state_md, final_state);
+      return;
+    }
+    std::vector<model::checkpoint_tensor> extra;
+    model::train_state_encode(s, md, extra);
+    make_output_parent(o.save, "--save");
+    io::write_file_atomic(o.save, model::checkpoint_encode(m.params(), md, extra));
+  };
   if (!o.quiet && dist::is_root())
     fmt::print(
         "kf train lm: {} ({} bytes; {} train / {} validation tokens, {} tokenizer, vocabulary {})\n"
@@ -129,7 +206,7 @@ void run_train(const lm_options& o) {
                      std::isnan(last_val) ? fmt::format("loss {:.3f}", loss)
                                           : fmt::format("loss {:.3f} val {:.3f}", loss, last_val));
         },
-        mpi_data_parallel());
+        mpi_data_parallel(), cp);
   }
   if (!dist::is_root()) return;  // every rank holds the same model: rank 0 writes
   const model::lm_eval_point& last = tr.evals.back();
@@ -175,7 +252,8 @@ void run_train(const lm_options& o) {
   if (!o.out.empty()) make_output_dir(o.out, "--out");
   if (!o.save.empty()) make_output_parent(o.save, "--save");
   if (!o.summary.empty()) make_output_parent(o.summary, "--summary");
-  if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), md));
+  md.insert(final_state_md.begin(), final_state_md.end());
+  if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), md, final_state));
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   std::string sample;
   if (!o.out.empty()) {
@@ -244,9 +322,16 @@ void run_sample(const sample_options& o) {
   if (unknown > 0)
     fmt::print(stderr, "kf: warning: {} piece(s) of the prompt are not in the vocabulary (<unk>)\n",
                unknown);
-  const auto gen =
-      model::token_model_generate(*lm.model, ids, o.tokens, o.temperature, o.top_k, o.seed);
-  fmt::print("{}{}\n", o.prompt, lm.tok.decode(gen));
+  // Streamed: each token is printed (and flushed) as it is drawn, and nothing accumulates, so
+  // --tokens is bounded by time only (memory stays at the model plus its context).
+  fmt::print("{}", o.prompt);
+  std::fflush(stdout);
+  model::token_model_generate_stream<float>(*lm.model, ids, o.tokens, o.temperature, o.top_k,
+                                            o.seed, [&](index id) {
+                                              fmt::print("{}", lm.tok.decode({id}));
+                                              std::fflush(stdout);
+                                            });
+  fmt::print("\n");
 }
 
 struct attention_options {
@@ -359,10 +444,18 @@ void add_train_lm(CLI::App* train) {
   sub->add_option("--summary", o->summary, "SUMMARY.json: val_loss, val_perplexity, tokens/s, …");
   sub->add_option("--out", o->out,
                   "directory: loss.csv/png/svg, eval.csv, sample.txt, summary.json");
+  sub->add_option("--save-every", o->save_every,
+                  "every N iterations, write --save with the training state (optimizer, "
+                  "generators), atomically");
+  sub->add_option("--resume", o->resume,
+                  "CHECKPOINT.safetensors written by --save-every: continue that run (same "
+                  "options) exactly where it stopped");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Examples:\n"
       "  kf train lm --config tiny --save lm.safetensors --out runs/lm\n"
+      "  kf train lm --config small --save lm.safetensors --save-every 200 --resume "
+      "lm.safetensors\n"
       "  kf train lm --corpus input.txt --config small --tokenizer char --save "
       "shakespeare.safetensors");
   sub->callback([o] { run_train(*o); });
@@ -373,7 +466,9 @@ void add_sample(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("sample", "Generate text from a trained language model");
   sub->add_option("--model", o->model, "MODEL.safetensors from kf train lm")->required();
   sub->add_option("--prompt", o->prompt, "text to continue")->capture_default_str();
-  sub->add_option("--tokens", o->tokens, "tokens to generate")->capture_default_str();
+  sub->add_option("--tokens", o->tokens,
+                  "tokens to generate (printed as they are drawn; memory does not grow with it)")
+      ->capture_default_str();
   sub->add_option("--temperature", o->temperature, "softmax temperature (0: greedy)")
       ->capture_default_str();
   sub->add_option("--top-k", o->top_k, "sample among the k most likely (0: all)")

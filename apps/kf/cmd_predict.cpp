@@ -21,23 +21,23 @@ void run(const predict_options& o) {
   require_extension(o.model, "--model", {".safetensors"});
   require_output(o.out, "--out", {".npy", ".csv"});
   if (o.batch < 1) throw user_error("--batch must be at least 1");
-  const model::checkpoint ck = model::checkpoint_load(o.model);
-  const auto kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : std::string("?");
-  if (kind != "sequence_regressor")
-    throw user_error(fmt::format(
-        "{}: model kind '{}' is not supported by kf predict (sequence_regressor)", o.model, kind));
-  model::regressor_config cfg;
+  // The file, its metadata and the tensor table are checked before anything is allocated.
+  std::unique_ptr<model::sequence_regressor<float>> mp;
   try {
-    cfg = model::regressor_config::from_metadata(ck.metadata);
-  } catch (const std::exception& e) {
-    throw user_error(fmt::format("{}: {}", o.model, e.what()));
-  }
-  model::sequence_regressor<float> m(cfg, 0);
-  try {
-    model::checkpoint_apply(ck, m.params());
+    const model::checkpoint ck = model::checkpoint_load(o.model);
+    const auto kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : std::string("?");
+    if (kind != "sequence_regressor")
+      throw std::runtime_error(
+          fmt::format("model kind '{}' is not supported by kf predict (sequence_regressor)",
+                      model::checkpoint_quote(kind)));
+    mp = model::sequence_regressor_load(ck);
   } catch (const std::runtime_error& e) {
-    throw user_error(fmt::format("{}: {}", o.model, e.what()));
+    const std::string what = e.what();
+    // checkpoint_parse names the file itself; metadata errors do not.
+    throw user_error(what.rfind(o.model + ":", 0) == 0 ? what : o.model + ": " + what);
   }
+  model::sequence_regressor<float>& m = *mp;
+  const model::regressor_config& cfg = m.config();
   const loaded_array input = load_array(o.input, "--input");
   matrix<float> scratch;
   const const_matrix_view<float> x = input.as<float>(scratch);

@@ -13,6 +13,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/periodic.hpp"
+#include "kernelformer/model/train_state.hpp"
 #include "kernelformer/viz/plot.hpp"
 #include "periodic_outputs.hpp"
 
@@ -27,12 +28,54 @@ struct periodic_options {
   bool norm_first = false, scale_inputs = false, cosine_lr = false, quiet = false;
   double clip = 0;
   double dropout = -1;  // < 0: the configuration's (0.1, as in seed 003's code)
+  std::string resume;   // a checkpoint written by --save-every
+  index save_every = 0;
 };
 
 // The protocol's settings (Adam 1e-3, batch 512, 100 epochs); quick: 20 epochs of 64 at 3e-3.
 index default_epochs(const std::string& config) { return config == "quick" ? 20 : 100; }
 index default_batch(const std::string& config) { return config == "quick" ? 64 : 512; }
 double default_lr(const std::string& config) { return config == "quick" ? 3e-3 : 1e-3; }
+
+// The options that define a run: a resume must repeat them (train_state_check_run).
+std::map<std::string, std::string> run_options(const periodic_options& o,
+                                               const model::regressor_config& cfg,
+                                               const model::train_options& to) {
+  return {{"--function", o.function},
+          {"--config", o.config},
+          {"--kernel", kernel_format(cfg.block.kernel)},
+          {"--seed", std::to_string(o.seed)},
+          {"--epochs", std::to_string(to.epochs)},
+          {"--batch", std::to_string(to.batch)},
+          {"--lr", fmt::format("{:.17g}", to.lr)},
+          {"--clip", fmt::format("{:.17g}", to.clip)},
+          {"--dropout", fmt::format("{:.17g}", cfg.block.dropout)},
+          {"--cosine-lr", to.cosine_lr ? "true" : "false"},
+          {"--pre-ln", cfg.block.norm_first ? "true" : "false"},
+          {"--scale-inputs", cfg.scale_inputs ? "true" : "false"}};
+}
+
+// --resume: the checkpoint's weights into m, its training state out; every failure names the
+// file and what does not fit.
+model::train_state load_resume(const std::string& path, model::sequence_regressor<float>& m,
+                               const std::map<std::string, std::string>& run) {
+  require_extension(path, "--resume", {".safetensors"});
+  try {
+    const model::checkpoint ck = model::checkpoint_load(path);
+    auto st = model::train_state_decode(ck, m.params().count());
+    if (!st)
+      throw std::runtime_error(
+          "holds no training state (a final model: the checkpoints --save-every writes carry it)");
+    model::train_state_check_run(*st, run);
+    model::checkpoint_check_shapes(ck, m.params(), m.config().describe());
+    model::checkpoint_apply(ck, m.params());
+    return *st;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw user_error(what.rfind(path + ":", 0) == 0 ? "--resume " + what
+                                                    : fmt::format("--resume {}: {}", path, what));
+  }
+}
 
 void run(const periodic_options& o) {
   model::periodic_function fn;
@@ -53,6 +96,11 @@ void run(const periodic_options& o) {
   if (o.batch < 0) throw user_error("--batch must be at least 1");
   if (o.lr < 0) throw user_error("--lr must be positive");
   if (o.clip < 0) throw user_error("--clip must be positive (0: no clipping)");
+  if (o.save_every < 0) throw user_error("--save-every must be >= 1 (epochs)");
+  if (o.save_every > 0 && o.save.empty())
+    throw user_error("--save-every needs --save (the checkpoints are written there)");
+  if ((o.save_every > 0 || !o.resume.empty()) && dist::size() > 1)
+    throw user_error("--resume and --save-every run in one process, not under mpirun");
   if (!o.save.empty()) require_output_under(o.save, "--save", {".safetensors"}, o.out);
   if (!o.summary.empty()) require_output_under(o.summary, "--summary", {".json"}, o.out);
   // The folder is checked now and created only when the run's outputs are staged, so a failed
@@ -68,6 +116,30 @@ void run(const periodic_options& o) {
   to.cosine_lr = o.cosine_lr;
   to.clip = o.clip;
   to.parallel = mpi_data_parallel();
+  const auto run_opts = run_options(o, cfg, to);
+  model::train_state resumed;
+  if (!o.resume.empty()) {
+    resumed = load_resume(o.resume, m, run_opts);
+    to.resume = &resumed;
+  }
+  to.save_every = o.save_every;
+  // Every save_every epochs: the weights and the training state, written atomically to --save
+  // (a kill -9 leaves the previous checkpoint whole).
+  // The last state rides along with the final --save (so it too can be resumed from).
+  std::string final_checkpoint;
+  to.on_checkpoint = [&](const model::train_state& st) {
+    model::train_state s = st;
+    s.run = run_opts;
+    auto md = cfg.to_metadata();
+    std::vector<model::checkpoint_tensor> extra;
+    model::train_state_encode(s, md, extra);
+    if (st.done == to.epochs) {
+      final_checkpoint = model::checkpoint_encode(m.params(), md, extra);
+      return;
+    }
+    make_output_parent(o.save, "--save");
+    io::write_file_atomic(o.save, model::checkpoint_encode(m.params(), md, extra));
+  };
   if (!o.quiet && dist::is_root())
     fmt::print(
         "kf train periodic: {} ({} config: d {}, H {}, {} layers, {} parameters), kernel {}, "
@@ -118,7 +190,10 @@ void run(const periodic_options& o) {
   if (!o.out.empty()) make_output_dir(o.out, "--out");
   if (!o.save.empty()) make_output_parent(o.save, "--save");
   if (!o.summary.empty()) make_output_parent(o.summary, "--summary");
-  if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), cfg.to_metadata()));
+  if (!o.save.empty())
+    w.stage(o.save, !final_checkpoint.empty()
+                        ? final_checkpoint
+                        : model::checkpoint_encode(m.params(), cfg.to_metadata()));
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   if (!o.out.empty()) {
     w.stage(o.out + "/summary.json", js.dump(2) + "\n");
@@ -176,10 +251,19 @@ void add_train(CLI::App& app) {
       "--out", o->out,
       "directory: loss.csv/png, prediction.csv/png (Fig. 3), attention.csv/png (Fig. 4), "
       "summary.json");
+  sub->add_option("--save-every", o->save_every,
+                  "every N epochs, write --save with the training state (optimizer, generators, "
+                  "data order), atomically");
+  sub->add_option("--resume", o->resume,
+                  "CHECKPOINT.safetensors written by --save-every: continue that run (same "
+                  "options) exactly where it stopped");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Examples:\n"
       "  kf train periodic --function sin --config quick --out runs/sin\n"
+      "  kf train periodic --config code --save sin.safetensors --save-every 10\n"
+      "  kf train periodic --config code --save sin.safetensors --save-every 10 --resume "
+      "sin.safetensors\n"
       "  kf train periodic --function square --config code --seed 1 --save square.safetensors");
   sub->callback([o] { run(*o); });
 }

@@ -2,13 +2,24 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 
 #include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/model/train_state.hpp"
 
 namespace kf::model {
+
+std::string checkpoint_quote(const std::string& text) {
+  if (text.size() <= 80) return text;
+  return text.substr(0, 77) + "...";
+}
 
 std::string checkpoint_metadata_get(const std::map<std::string, std::string>& m,
                                     const std::string& key) {
@@ -17,10 +28,180 @@ std::string checkpoint_metadata_get(const std::map<std::string, std::string>& m,
   return it->second;
 }
 
+index checkpoint_metadata_index(const std::map<std::string, std::string>& m, const std::string& key,
+                                index lo, index hi) {
+  const std::string v = checkpoint_metadata_get(m, key);
+  long long x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty())
+    throw std::runtime_error(
+        fmt::format("checkpoint metadata '{}' = '{}' is not an integer", key, checkpoint_quote(v)));
+  if (x < lo || x > hi)
+    throw std::runtime_error(
+        fmt::format("checkpoint metadata '{}' = {} is outside {}..{}", key, x, lo, hi));
+  return static_cast<index>(x);
+}
+
+double checkpoint_metadata_double(const std::map<std::string, std::string>& m,
+                                  const std::string& key, double lo, double hi, bool hi_open) {
+  const std::string v = checkpoint_metadata_get(m, key);
+  double x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty() || !std::isfinite(x))
+    throw std::runtime_error(fmt::format("checkpoint metadata '{}' = '{}' is not a finite number",
+                                         key, checkpoint_quote(v)));
+  if (x < lo || x > hi || (hi_open && x == hi))
+    throw std::runtime_error(fmt::format("checkpoint metadata '{}' = {} is outside [{}, {}{}", key,
+                                         x, lo, hi, hi_open ? ")" : "]"));
+  return x;
+}
+
+bool checkpoint_metadata_bool(const std::map<std::string, std::string>& m, const std::string& key) {
+  const std::string v = checkpoint_metadata_get(m, key);
+  if (v == "true") return true;
+  if (v == "false") return false;
+  throw std::runtime_error(fmt::format("checkpoint metadata '{}' = '{}' is not true or false", key,
+                                       checkpoint_quote(v)));
+}
+
 namespace {
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw std::runtime_error(fmt::format("{}: {}", name, what));
+}
+
+const char* dtype_name(checkpoint_dtype d) {
+  return d == checkpoint_dtype::f32 ? "F32" : d == checkpoint_dtype::f64 ? "F64" : "I64";
+}
+std::size_t dtype_size(checkpoint_dtype d) { return d == checkpoint_dtype::f32 ? 4 : 8; }
+
+// A JSON value for a message: primitives and short flat arrays as they are (bounded), anything
+// nested by its kind only (dumping it whole could recurse as deep as the file nests).
+std::string brief(const nlohmann::json& j) {
+  if (j.is_primitive()) return checkpoint_quote(j.dump());
+  if (j.is_array() && j.size() <= 8 &&
+      std::all_of(j.begin(), j.end(), [](const auto& x) { return x.is_primitive(); }))
+    return checkpoint_quote(j.dump());
+  return j.is_array() ? fmt::format("an array of {} items", j.size()) : "an object";
+}
+
+std::size_t tensor_count(const checkpoint_tensor& t) {
+  std::size_t n = 1;
+  for (index s : t.shape) n *= static_cast<std::size_t>(s);
+  return n;
+}
+
+// One header entry, checked: dtype, shape (each dimension and the product overflow-safe) and
+// data_offsets that match the shape and lie inside the data section.
+struct entry {
+  checkpoint_tensor t;
+  std::uint64_t begin = 0, end = 0;
+};
+
+entry parse_entry(const std::string& name, const std::string& key, const nlohmann::json& e,
+                  std::uint64_t data_size) {
+  const std::string q = "tensor '" + checkpoint_quote(key) + "'";
+  if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
+    fail(name, q + ": the entry needs dtype, shape and data_offsets");
+  entry r;
+  r.t.name = key;
+  const auto& dt = e["dtype"];
+  const std::string d = dt.is_string() ? dt.get<std::string>() : brief(dt);
+  if (d == "F32")
+    r.t.dtype = checkpoint_dtype::f32;
+  else if (d == "F64")
+    r.t.dtype = checkpoint_dtype::f64;
+  else if (d == "I64")
+    r.t.dtype = checkpoint_dtype::i64;
+  else
+    fail(name,
+         fmt::format("{}: dtype {} is not supported (F32, F64, I64)", q, checkpoint_quote(d)));
+  const auto& shape = e["shape"];
+  if (!shape.is_array() || shape.size() > 8)
+    fail(name, q + ": shape must be an array of at most 8 dimensions");
+  std::uint64_t count = 1;
+  for (const auto& s : shape) {
+    if (!s.is_number_unsigned() || s.get<std::uint64_t>() > (std::uint64_t(1) << 48))
+      fail(name, fmt::format("{}: shape {} has a dimension that is not a size", q, brief(shape)));
+    const auto dim = s.get<std::uint64_t>();
+    if (dim != 0 && count > std::numeric_limits<std::uint64_t>::max() / dim)
+      fail(name, fmt::format("{}: shape {} overflows", q, brief(shape)));
+    count *= dim;
+    r.t.shape.push_back(static_cast<index>(dim));
+  }
+  const std::uint64_t esize = dtype_size(r.t.dtype);
+  if (count > data_size / esize)
+    fail(name, fmt::format("{}: shape {} needs more bytes than the file's data section holds ({})",
+                           q, brief(shape), data_size));
+  const auto& off = e["data_offsets"];
+  if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
+      !off[1].is_number_unsigned())
+    fail(name, fmt::format("{}: data_offsets {} is not a pair of byte offsets", q, brief(off)));
+  r.begin = off[0].get<std::uint64_t>();
+  r.end = off[1].get<std::uint64_t>();
+  if (r.end < r.begin || r.end - r.begin != count * esize)
+    fail(name, fmt::format("{}: data_offsets [{}, {}] do not match its shape ({} bytes)", q,
+                           r.begin, r.end, count * esize));
+  if (r.end > data_size)
+    fail(name, fmt::format("truncated: {} ends at byte {} but the data section has {}", q, r.end,
+                           data_size));
+  return r;
+}
+
+void parse_metadata(const std::string& name, const nlohmann::json& md, checkpoint& ck) {
+  if (!md.is_object()) fail(name, "__metadata__ is not an object of strings");
+  for (auto m = md.begin(); m != md.end(); ++m) {
+    if (!m->is_string())
+      fail(name, fmt::format("__metadata__ '{}' is not a string (safetensors stores strings only)",
+                             checkpoint_quote(m.key())));
+    ck.metadata[m.key()] = m->get<std::string>();
+  }
+}
+
+// The tensors must tile the data section: sorted by offset, each starts where the previous one
+// ended, and the last ends at the end of the file (what the safetensors library checks too).
+void check_layout(const std::string& name, std::vector<entry>& es, std::uint64_t data_size) {
+  std::sort(es.begin(), es.end(), [](const entry& a, const entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  std::uint64_t at = 0;
+  const entry* prev = nullptr;
+  for (const auto& e : es) {
+    if (e.begin < at)
+      fail(name,
+           fmt::format("tensors '{}' and '{}' overlap (bytes {} to {})",
+                       checkpoint_quote(prev->t.name), checkpoint_quote(e.t.name), e.begin, at));
+    if (e.begin > at)
+      fail(name,
+           fmt::format("bytes {} to {} of the data section belong to no tensor", at, e.begin));
+    at = e.end;
+    prev = &e;
+  }
+  if (at != data_size)
+    fail(name,
+         fmt::format("bytes {} to {} of the data section belong to no tensor", at, data_size));
+}
+
+void read_values(const std::string& name, const char* src, checkpoint_tensor& t) {
+  const std::size_t n = tensor_count(t);
+  auto finite = [&](auto* v) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(v[i]))
+        fail(name, fmt::format("tensor '{}' holds a non-finite value ({}) at element {}",
+                               checkpoint_quote(t.name), double(v[i]), i));
+  };
+  if (t.dtype == checkpoint_dtype::f32) {
+    t.values.resize(n);
+    std::memcpy(t.values.data(), src, n * sizeof(float));
+    finite(t.values.data());
+  } else if (t.dtype == checkpoint_dtype::f64) {
+    t.values_f64.resize(n);
+    std::memcpy(t.values_f64.data(), src, n * sizeof(double));
+    finite(t.values_f64.data());
+  } else {
+    t.values_i64.resize(n);
+    std::memcpy(t.values_i64.data(), src, n * sizeof(std::int64_t));
+  }
 }
 
 }  // namespace
@@ -32,16 +213,19 @@ const checkpoint_tensor* checkpoint::find(const std::string& name) const {
 }
 
 std::string checkpoint_encode(const nn::parameters<float>& params,
-                              const std::map<std::string, std::string>& metadata) {
+                              const std::map<std::string, std::string>& metadata,
+                              const std::vector<checkpoint_tensor>& extra) {
   nlohmann::ordered_json header;
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::size_t offset = 0;
-  for (const auto& pi : params.info()) {
-    const std::size_t bytes = static_cast<std::size_t>(pi.size) * sizeof(float);
-    header[pi.name] = {
-        {"dtype", "F32"}, {"shape", pi.shape}, {"data_offsets", {offset, offset + bytes}}};
+  auto add = [&](const std::string& name, const char* dtype, const std::vector<index>& shape,
+                 std::size_t bytes) {
+    header[name] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
-  }
+  };
+  for (const auto& pi : params.info())
+    add(pi.name, "F32", pi.shape, static_cast<std::size_t>(pi.size) * sizeof(float));
+  for (const auto& t : extra) add(t.name, dtype_name(t.dtype), t.shape, tensor_count(t) * 8);
   std::string h = header.dump();
   h.append((8 - h.size() % 8) % 8, ' ');
   std::string out(8, '\0');
@@ -51,6 +235,15 @@ std::string checkpoint_encode(const nn::parameters<float>& params,
   out += h;
   const auto values = params.values();
   out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  for (const auto& t : extra) {
+    if (t.dtype == checkpoint_dtype::f64 && t.values_f64.size() == tensor_count(t))
+      out.append(reinterpret_cast<const char*>(t.values_f64.data()), t.values_f64.size() * 8);
+    else if (t.dtype == checkpoint_dtype::i64 && t.values_i64.size() == tensor_count(t))
+      out.append(reinterpret_cast<const char*>(t.values_i64.data()), t.values_i64.size() * 8);
+    else
+      throw std::logic_error("checkpoint_encode: extra tensor '" + t.name +
+                             "' is not F64/I64 or its values do not match its shape");
+  }
   return out;
 }
 
@@ -70,55 +263,65 @@ checkpoint checkpoint_parse(const std::string& bytes, const std::string& name) {
                            n, bytes.size()));
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes.substr(8, static_cast<std::size_t>(n)));
-  } catch (const nlohmann::json::exception& e) {
-    fail(name, std::string("corrupted safetensors header: ") + e.what());
+    header = nlohmann::json::parse(bytes.begin() + 8,
+                                   bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(name,
+         fmt::format("corrupted safetensors header: not valid JSON (at byte {} of {})", e.byte, n));
+  } catch (const nlohmann::json::exception&) {
+    fail(name, "corrupted safetensors header: not valid JSON");
   }
   if (!header.is_object()) fail(name, "corrupted safetensors header (not a JSON object)");
   checkpoint ck;
-  const std::size_t data_start = 8 + static_cast<std::size_t>(n),
-                    data_size = bytes.size() - data_start;
+  const std::size_t data_start = 8 + static_cast<std::size_t>(n);
+  const std::uint64_t data_size = bytes.size() - data_start;
+  std::vector<entry> es;
   for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == "__metadata__") {
-      for (auto m = it->begin(); m != it->end(); ++m)
-        if (m->is_string()) ck.metadata[m.key()] = m->get<std::string>();
-      continue;
-    }
-    const auto& e = *it;
-    if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") ||
-        !e.contains("data_offsets"))
-      fail(name, fmt::format("tensor '{}': entry needs dtype, shape and data_offsets", it.key()));
-    if (e["dtype"] != "F32")
-      fail(name, fmt::format("tensor '{}': dtype {} is not supported (F32 expected)", it.key(),
-                             e["dtype"].dump()));
-    checkpoint_tensor t;
-    t.name = it.key();
-    std::size_t count = 1;
-    for (const auto& d : e["shape"]) {
-      if (!d.is_number_integer() || d.get<long long>() < 0)
-        fail(name, fmt::format("tensor '{}': bad shape", t.name));
-      t.shape.push_back(d.get<index>());
-      count *= d.get<std::size_t>();
-    }
-    const auto& off = e["data_offsets"];
-    if (!off.is_array() || off.size() != 2)
-      fail(name, fmt::format("tensor '{}': bad data_offsets", t.name));
-    const auto b0 = off[0].get<std::size_t>(), b1 = off[1].get<std::size_t>();
-    if (b1 < b0 || b1 - b0 != count * sizeof(float))
-      fail(name, fmt::format("tensor '{}': data_offsets [{}, {}] do not match its shape", t.name,
-                             b0, b1));
-    if (b1 > data_size)
-      fail(name, fmt::format("truncated: tensor '{}' ends at byte {} but the data section has {}",
-                             t.name, b1, data_size));
-    t.values.resize(count);
-    std::memcpy(t.values.data(), bytes.data() + data_start + b0, count * sizeof(float));
-    ck.tensors.push_back(std::move(t));
+    if (it.key() == "__metadata__")
+      parse_metadata(name, *it, ck);
+    else
+      es.push_back(parse_entry(name, it.key(), *it, data_size));
   }
+  check_layout(name, es, data_size);
+  // Only now, with every size checked against the bytes present, are values copied.
+  for (auto& e : es) {
+    read_values(name, bytes.data() + data_start + e.begin, e.t);
+    ck.tensors.push_back(std::move(e.t));
+  }
+  std::sort(ck.tensors.begin(), ck.tensors.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
   return ck;
 }
 
 checkpoint checkpoint_load(const std::string& path) {
   return checkpoint_parse(io::read_file(path), path);
+}
+
+void checkpoint_check_shapes(const checkpoint& ck, const nn::parameters<float>& params,
+                             const std::string& config) {
+  std::string missing;
+  for (const auto& pi : params.info()) {
+    const auto* t = ck.find(pi.name);
+    if (!t) {
+      if (missing.size() < 200) missing += (missing.empty() ? "" : ", ") + pi.name;
+      continue;
+    }
+    if (t->dtype != checkpoint_dtype::f32)
+      throw std::runtime_error(fmt::format("checkpoint tensor '{}' is {}, the model stores F32",
+                                           pi.name, dtype_name(t->dtype)));
+    if (t->shape != pi.shape)
+      throw std::runtime_error(
+          fmt::format("checkpoint tensor '{}' has shape [{}], but the metadata ({}) makes it [{}]",
+                      pi.name, fmt::join(t->shape, ", "), config, fmt::join(pi.shape, ", ")));
+  }
+  if (!missing.empty())
+    throw std::runtime_error(
+        fmt::format("checkpoint is missing tensors the metadata ({}) implies: {}", config,
+                    checkpoint_quote(missing)));
+  for (const auto& t : ck.tensors)
+    if (t.name.rfind(kTrainStatePrefix, 0) != 0 && params.find(t.name) < 0)
+      throw std::runtime_error(fmt::format("checkpoint has a tensor the model ({}) does not: '{}'",
+                                           config, checkpoint_quote(t.name)));
 }
 
 void checkpoint_apply(const checkpoint& ck, nn::parameters<float>& params) {
@@ -129,17 +332,132 @@ void checkpoint_apply(const checkpoint& ck, nn::parameters<float>& params) {
       missing += (missing.empty() ? "" : ", ") + pi.name;
       continue;
     }
-    if (t->shape != pi.shape)
-      throw std::runtime_error(
-          fmt::format("checkpoint tensor '{}' has shape [{}], the model expects [{}]", pi.name,
-                      fmt::join(t->shape, ", "), fmt::join(pi.shape, ", ")));
+    if (t->shape != pi.shape || t->dtype != checkpoint_dtype::f32)
+      throw std::runtime_error(fmt::format(
+          "checkpoint tensor '{}' has shape [{}] ({}), the model expects [{}] (F32)", pi.name,
+          fmt::join(t->shape, ", "), dtype_name(t->dtype), fmt::join(pi.shape, ", ")));
     std::copy(t->values.begin(), t->values.end(), params.values().begin() + pi.offset);
   }
-  if (!missing.empty()) throw std::runtime_error("checkpoint is missing tensors: " + missing);
+  if (!missing.empty())
+    throw std::runtime_error("checkpoint is missing tensors: " + checkpoint_quote(missing));
   for (const auto& t : ck.tensors)
-    if (params.find(t.name) < 0)
+    if (t.name.rfind(kTrainStatePrefix, 0) != 0 && params.find(t.name) < 0)
+      throw std::runtime_error(fmt::format("checkpoint has a tensor the model does not: '{}'",
+                                           checkpoint_quote(t.name)));
+}
+
+// ---- training state (model/train_state.hpp) ----
+
+std::string rng_save(const std::mt19937_64& g) {
+  std::ostringstream os;
+  os << g;
+  return os.str();
+}
+
+void rng_load(std::mt19937_64& g, const std::string& text, const std::string& what) {
+  std::istringstream is(text);
+  std::mt19937_64 r;
+  is >> r;
+  if (!is.fail() && !is.eof()) is >> std::ws;  // trailing spaces only
+  if (is.fail() || !is.eof())
+    throw std::runtime_error(
+        fmt::format("checkpoint metadata '{}' is not a generator state", what));
+  g = r;
+}
+
+namespace {
+
+const std::string kT = kTrainStatePrefix;
+
+checkpoint_tensor f64_tensor(const std::string& name, std::vector<double> v, index cols = 0) {
+  checkpoint_tensor t;
+  t.name = kT + name;
+  t.dtype = checkpoint_dtype::f64;
+  const auto n = static_cast<index>(v.size());
+  t.shape = cols > 0 ? std::vector<index>{n / cols, cols} : std::vector<index>{n};
+  t.values_f64 = std::move(v);
+  return t;
+}
+
+const checkpoint_tensor* state_tensor(const checkpoint& ck, const std::string& name,
+                                      checkpoint_dtype dt, std::size_t rank) {
+  const auto* t = ck.find(kT + name);
+  if (!t) return nullptr;
+  if (t->dtype != dt || t->shape.size() != rank)
+    throw std::runtime_error(
+        fmt::format("checkpoint tensor '{}{}' has the wrong dtype or rank", kT, name));
+  return t;
+}
+
+}  // namespace
+
+void train_state_encode(const train_state& s, std::map<std::string, std::string>& metadata,
+                        std::vector<checkpoint_tensor>& tensors) {
+  metadata[kT + "done"] = std::to_string(s.done);
+  metadata[kT + "adam_steps"] = std::to_string(s.adam_steps);
+  metadata[kT + "rng"] = s.rng;
+  metadata[kT + "dropout_rng"] = s.dropout_rng;
+  for (const auto& [k, v] : s.run) metadata[kT + "run." + k] = v;
+  tensors.push_back(f64_tensor("exp_avg", s.exp_avg));
+  tensors.push_back(f64_tensor("exp_avg_sq", s.exp_avg_sq));
+  tensors.push_back(f64_tensor("losses", s.losses));
+  tensors.push_back(f64_tensor("seconds", s.seconds));
+  tensors.push_back(f64_tensor("evals", s.evals, 4));
+  checkpoint_tensor order;
+  order.name = kT + "order";
+  order.dtype = checkpoint_dtype::i64;
+  order.shape = {static_cast<index>(s.order.size())};
+  order.values_i64.assign(s.order.begin(), s.order.end());
+  tensors.push_back(std::move(order));
+}
+
+std::optional<train_state> train_state_decode(const checkpoint& ck, index parameters) {
+  if (!ck.metadata.count(kT + "done")) return std::nullopt;
+  train_state s;
+  const index big = std::numeric_limits<index>::max() / 4;
+  s.done = checkpoint_metadata_index(ck.metadata, kT + "done", 0, big);
+  s.adam_steps = checkpoint_metadata_index(ck.metadata, kT + "adam_steps", 0, big);
+  s.rng = checkpoint_metadata_get(ck.metadata, kT + "rng");
+  s.dropout_rng = checkpoint_metadata_get(ck.metadata, kT + "dropout_rng");
+  std::mt19937_64 probe;
+  rng_load(probe, s.rng, kT + "rng");
+  rng_load(probe, s.dropout_rng, kT + "dropout_rng");
+  for (const auto& [k, v] : ck.metadata)
+    if (k.rfind(kT + "run.", 0) == 0) s.run[k.substr(kT.size() + 4)] = v;
+  const auto* m = state_tensor(ck, "exp_avg", checkpoint_dtype::f64, 1);
+  const auto* v = state_tensor(ck, "exp_avg_sq", checkpoint_dtype::f64, 1);
+  if (!m || !v || m->shape[0] != parameters || v->shape[0] != parameters)
+    throw std::runtime_error(fmt::format(
+        "checkpoint tensors '{0}exp_avg' and '{0}exp_avg_sq' must hold one value per parameter "
+        "({1})",
+        kT, parameters));
+  s.exp_avg = m->values_f64;
+  s.exp_avg_sq = v->values_f64;
+  for (double x : s.exp_avg_sq)
+    if (x < 0) throw std::runtime_error("checkpoint tensor 'kf_train.exp_avg_sq' is negative");
+  if (const auto* t = state_tensor(ck, "losses", checkpoint_dtype::f64, 1))
+    s.losses = t->values_f64;
+  if (const auto* t = state_tensor(ck, "seconds", checkpoint_dtype::f64, 1))
+    s.seconds = t->values_f64;
+  if (const auto* t = state_tensor(ck, "evals", checkpoint_dtype::f64, 2)) {
+    if (t->shape[1] != 4)
+      throw std::runtime_error("checkpoint tensor 'kf_train.evals' is not (n, 4)");
+    s.evals = t->values_f64;
+  }
+  if (const auto* t = state_tensor(ck, "order", checkpoint_dtype::i64, 1))
+    s.order.assign(t->values_i64.begin(), t->values_i64.end());
+  return s;
+}
+
+void train_state_check_run(const train_state& s, const std::map<std::string, std::string>& run) {
+  for (const auto& [k, v] : run) {
+    const auto it = s.run.find(k);
+    const std::string saved = it == s.run.end() ? "(none)" : it->second;
+    if (saved != v)
       throw std::runtime_error(
-          fmt::format("checkpoint has a tensor the model does not: '{}'", t.name));
+          fmt::format("the checkpoint's run has {} = {}, this one {}: resume with the same options",
+                      k, checkpoint_quote(saved), checkpoint_quote(v)));
+  }
 }
 
 }  // namespace kf::model

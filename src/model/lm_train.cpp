@@ -92,81 +92,141 @@ double lm_evaluate(token_model<float>& m, std::span<const index> data, index win
   return sum / double(counted);
 }
 
+namespace {
+
+// What a checkpoint saves and a resume puts back.
+struct lm_run {
+  optim::adamw<float> opt;
+  std::mt19937_64 rng, drop_rng;
+  index it = 0;
+  lm_train_result r;
+};
+
+void resume_lm(lm_run& run, const train_state& s, const lm_preset& p) {
+  if (s.done > p.iters)
+    throw std::invalid_argument(fmt::format(
+        "resume: the checkpoint is after iteration {}, beyond the {} asked for", s.done, p.iters));
+  if (static_cast<index>(s.losses.size()) != s.done || s.adam_steps != s.done)
+    throw std::invalid_argument("resume: the checkpoint's history does not match its iterations");
+  run.opt.restore(s.exp_avg, s.exp_avg_sq, s.adam_steps);
+  rng_load(run.rng, s.rng, "kf_train.rng");
+  rng_load(run.drop_rng, s.dropout_rng, "kf_train.dropout_rng");
+  run.it = s.done;
+  run.r.losses = s.losses;
+  for (std::size_t i = 0; i + 4 <= s.evals.size(); i += 4)
+    run.r.evals.push_back(
+        {static_cast<index>(s.evals[i]), s.evals[i + 1], s.evals[i + 2], s.evals[i + 3]});
+}
+
+train_state save_lm(const lm_run& run) {
+  train_state s;
+  s.done = run.it;
+  s.adam_steps = run.opt.steps();
+  s.exp_avg = run.opt.exp_avg();
+  s.exp_avg_sq = run.opt.exp_avg_sq();
+  s.rng = rng_save(run.rng);
+  s.dropout_rng = rng_save(run.drop_rng);
+  s.losses = run.r.losses;
+  for (const auto& e : run.r.evals)
+    s.evals.insert(s.evals.end(), {double(e.iter), e.train_loss, e.val_loss, e.seconds});
+  return s;
+}
+
+// One iteration: draw the batch, forward, backward, clip, step. Returns the batch's loss.
+double lm_step(token_model<float>& m, std::span<const index> train, const lm_preset& p,
+               const data_parallel& parallel, lm_run& run, std::vector<index>& x,
+               std::vector<index>& y) {
+  const index T = m.config().context, B = p.batch, n = static_cast<index>(train.size());
+  auto& params = m.params();
+  std::mt19937_64* fwd_rng = parallel.active() ? &run.drop_rng : &run.rng;
+  const auto [lo, hi] = parallel.rows(B);
+  const index bl = hi - lo;
+  std::uniform_int_distribution<index> pick(0, n - T - 1);
+  for (index b = 0; b < B; ++b) {
+    const index start = pick(run.rng);
+    for (index j = 0; j < T; ++j) {
+      x[static_cast<std::size_t>(b * T + j)] = train[static_cast<std::size_t>(start + j)];
+      y[static_cast<std::size_t>(b * T + j)] = train[static_cast<std::size_t>(start + j + 1)];
+    }
+  }
+  token_input in;
+  in.batch = bl;
+  in.t = T;
+  in.tokens = std::span<const index>(x).subspan(static_cast<std::size_t>(lo * T),
+                                                static_cast<std::size_t>(bl * T));
+  params.zero_grad();
+  double loss = 0;
+  if (bl > 0) {
+    loss = m.forward(in,
+                     std::span<const index>(y).subspan(static_cast<std::size_t>(lo * T),
+                                                       static_cast<std::size_t>(bl * T)),
+                     fwd_rng);
+    m.backward();
+  }
+  loss = parallel.reduce(params.grads(), loss, bl, B);
+  if (!std::isfinite(loss))
+    throw std::runtime_error(
+        fmt::format("training diverged at iteration {}: the loss is {} (try a lower learning rate)",
+                    run.it + 1, loss));
+  if (p.clip > 0) optim::clip_grad_norm<float>(params.grads(), p.clip);
+  const optim::lr_schedule sched{p.lr, p.min_lr, p.warmup, p.iters};
+  run.opt.step(params.values(), params.grads(), sched.at(run.it));
+  return loss;
+}
+
+}  // namespace
+
 lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
                          std::span<const index> val, const lm_preset& p, std::uint64_t seed,
-                         const lm_progress& progress, const data_parallel& parallel) {
+                         const lm_progress& progress, const data_parallel& parallel,
+                         const lm_checkpointing& checkpointing) {
   const index T = m.config().context, B = p.batch;
   const index n = static_cast<index>(train.size());
   if (n < T + 2)
     throw std::invalid_argument(fmt::format(
         "the training text has {} tokens; the context of {} needs at least {}", n, T, T + 2));
   auto& params = m.params();
-  optim::adamw<float> opt({p.lr, 0.9, 0.99, 1e-8, p.weight_decay}, params.count());
+  // Every process draws the whole batch from the common generator, computes its windows and
+  // draws dropout from a generator of its own (data_parallel.hpp).
+  lm_run run{optim::adamw<float>({p.lr, 0.9, 0.99, 1e-8, p.weight_decay}, params.count()),
+             std::mt19937_64(seed),
+             std::mt19937_64(parallel.dropout_seed(seed)),
+             0,
+             {}};
   std::vector<std::uint8_t> decay(static_cast<std::size_t>(params.count()), 0);
   for (const auto& pi : params.info())
     if (pi.shape.size() >= 2) std::fill_n(decay.begin() + pi.offset, pi.size, std::uint8_t{1});
-  opt.set_decay_mask(std::move(decay));
-  const optim::lr_schedule sched{p.lr, p.min_lr, p.warmup, p.iters};
-  std::mt19937_64 rng(seed);
-  // Data-parallel: every process draws the whole batch, computes its windows [lo, hi) and draws
-  // dropout from a generator of its own (data_parallel.hpp).
-  std::mt19937_64 drop_rng(parallel.dropout_seed(seed));
-  std::mt19937_64* fwd_rng = parallel.active() ? &drop_rng : &rng;
-  const auto [lo, hi] = parallel.rows(B);
-  const index bl = hi - lo;
-  std::uniform_int_distribution<index> pick(0, n - T - 1);
+  run.opt.set_decay_mask(std::move(decay));
+  if (checkpointing.resume) resume_lm(run, *checkpointing.resume, p);
   std::vector<index> x(static_cast<std::size_t>(B * T)), y(x.size());
-  lm_train_result r;
   const double t0 = now_seconds();
   double train_seconds = 0;
-  for (index it = 0; it < p.iters; ++it) {
+  const index first = run.it;
+  for (; run.it < p.iters;) {
     const double s0 = now_seconds();
-    for (index b = 0; b < B; ++b) {
-      const index start = pick(rng);
-      for (index j = 0; j < T; ++j) {
-        x[static_cast<std::size_t>(b * T + j)] = train[static_cast<std::size_t>(start + j)];
-        y[static_cast<std::size_t>(b * T + j)] = train[static_cast<std::size_t>(start + j + 1)];
-      }
-    }
-    token_input in;
-    in.batch = bl;
-    in.t = T;
-    in.tokens = std::span<const index>(x).subspan(static_cast<std::size_t>(lo * T),
-                                                  static_cast<std::size_t>(bl * T));
-    params.zero_grad();
-    double loss = 0;
-    if (bl > 0) {
-      loss = m.forward(in,
-                       std::span<const index>(y).subspan(static_cast<std::size_t>(lo * T),
-                                                         static_cast<std::size_t>(bl * T)),
-                       fwd_rng);
-      m.backward();
-    }
-    loss = parallel.reduce(params.grads(), loss, bl, B);
-    if (!std::isfinite(loss))
-      throw std::runtime_error(fmt::format(
-          "training diverged at iteration {}: the loss is {} (try a lower learning rate)", it + 1,
-          loss));
-    if (p.clip > 0) optim::clip_grad_norm<float>(params.grads(), p.clip);
-    opt.step(params.values(), params.grads(), sched.at(it));
+    const double loss = lm_step(m, train, p, parallel, run, x, y);
     train_seconds += now_seconds() - s0;
-    r.losses.push_back(loss);
-    const bool last = it + 1 == p.iters;
-    lm_eval_point ev;
+    run.r.losses.push_back(loss);
+    ++run.it;
     const lm_eval_point* evp = nullptr;
-    if ((p.eval_every > 0 && (it + 1) % p.eval_every == 0) || last) {
-      ev.iter = it + 1;
+    if ((p.eval_every > 0 && run.it % p.eval_every == 0) || run.it == p.iters) {
+      lm_eval_point ev;
+      ev.iter = run.it;
       ev.val_loss = val.size() > 1 ? lm_evaluate(m, val, p.eval_windows) : NAN;
       ev.train_loss = lm_evaluate(m, train, p.eval_windows);
       ev.seconds = now_seconds() - t0;
-      r.evals.push_back(ev);
-      evp = &r.evals.back();
+      run.r.evals.push_back(ev);
+      evp = &run.r.evals.back();
     }
-    if (progress) progress(it + 1, p.iters, loss, evp);
+    if (progress) progress(run.it, p.iters, loss, evp);
+    if (checkpointing.save_every > 0 && checkpointing.on_checkpoint &&
+        (run.it % checkpointing.save_every == 0 || run.it == p.iters))
+      checkpointing.on_checkpoint(save_lm(run));
   }
-  r.seconds = now_seconds() - t0;
-  r.tokens_per_second = train_seconds > 0 ? double(p.iters * B * T) / train_seconds : 0.0;
-  return r;
+  run.r.seconds = now_seconds() - t0;
+  run.r.tokens_per_second =
+      train_seconds > 0 ? double((p.iters - first) * B * T) / train_seconds : 0.0;
+  return run.r;
 }
 
 std::string lm_default_corpus(const std::string& dir) {

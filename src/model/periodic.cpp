@@ -177,67 +177,136 @@ nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled, nw_bandwidt
   return f;
 }
 
+namespace {
+
+// The mutable state of a training run: what a checkpoint saves and a resume puts back.
+struct regressor_run {
+  optim::adamw<float> opt;
+  std::mt19937_64 rng, drop_rng;
+  std::vector<index> order;
+  index epoch = 0, step = 0;
+  train_result r;
+};
+
+void resume_run(regressor_run& run, const train_state& s, index n, index steps_per_epoch,
+                index epochs) {
+  if (s.done > epochs)
+    throw std::invalid_argument(
+        fmt::format("resume: the checkpoint is after epoch {}, beyond the {} epochs asked for",
+                    s.done, epochs));
+  std::vector<index> sorted = s.order;
+  std::sort(sorted.begin(), sorted.end());
+  for (index i = 0; i < n; ++i)
+    if (static_cast<index>(sorted.size()) != n || sorted[static_cast<std::size_t>(i)] != i)
+      throw std::invalid_argument(
+          fmt::format("resume: the checkpoint's data order is not a permutation of {} samples", n));
+  if (static_cast<index>(s.losses.size()) != s.done ||
+      static_cast<index>(s.seconds.size()) != s.done || s.adam_steps != s.done * steps_per_epoch)
+    throw std::invalid_argument("resume: the checkpoint's history does not match its epochs");
+  run.opt.restore(s.exp_avg, s.exp_avg_sq, s.adam_steps);
+  rng_load(run.rng, s.rng, "kf_train.rng");
+  rng_load(run.drop_rng, s.dropout_rng, "kf_train.dropout_rng");
+  run.order = s.order;
+  run.epoch = s.done;
+  run.step = s.adam_steps;
+  run.r.epoch_loss = s.losses;
+  run.r.epoch_seconds = s.seconds;
+}
+
+train_state save_run(const regressor_run& run) {
+  train_state s;
+  s.done = run.epoch;
+  s.adam_steps = run.opt.steps();
+  s.exp_avg = run.opt.exp_avg();
+  s.exp_avg_sq = run.opt.exp_avg_sq();
+  s.rng = rng_save(run.rng);
+  s.dropout_rng = rng_save(run.drop_rng);
+  s.order = run.order;
+  s.losses = run.r.epoch_loss;
+  s.seconds = run.r.epoch_seconds;
+  return s;
+}
+
+// One epoch: shuffle, then every batch's forward, backward and optimizer step. Returns the mean
+// training loss over the epoch's samples.
+double train_epoch(sequence_regressor<float>& m, const matrix<float>& x,
+                   const std::vector<float>& y, const train_options& o, regressor_run& run,
+                   const optim::lr_schedule& sched) {
+  const index n = x.rows(), t = x.cols();
+  std::mt19937_64* fwd_rng = o.parallel.active() ? &run.drop_rng : &run.rng;
+  std::shuffle(run.order.begin(), run.order.end(), run.rng);
+  double sum = 0;
+  for (index b0 = 0; b0 < n; b0 += o.batch) {
+    const index b = std::min(o.batch, n - b0);
+    const auto [lo, hi] = o.parallel.rows(b);  // all of it unless data-parallel
+    const index bl = hi - lo;
+    matrix<float> xb(bl, t);
+    std::vector<float> yb(static_cast<std::size_t>(bl)), pred(static_cast<std::size_t>(bl)),
+        dpred(static_cast<std::size_t>(bl));
+    for (index i = 0; i < bl; ++i) {
+      const index src = run.order[static_cast<std::size_t>(b0 + lo + i)];
+      for (index j = 0; j < t; ++j) xb(i, j) = x(src, j);
+      yb[static_cast<std::size_t>(i)] = y[static_cast<std::size_t>(src)];
+    }
+    m.params().zero_grad();
+    double loss = 0;
+    if (bl > 0) {
+      m.forward(xb.cview(), pred, fwd_rng);
+      loss = sequence_regressor<float>::mse(pred, yb, dpred);
+      m.backward(dpred);
+    }
+    loss = o.parallel.reduce(m.params().grads(), loss, bl, b);
+    if (!std::isfinite(loss))
+      throw std::runtime_error(
+          fmt::format("training diverged in epoch {}: the loss is {} (try a lower learning rate)",
+                      run.epoch + 1, loss));
+    sum += loss * double(b);
+    if (o.clip > 0) optim::clip_grad_norm(m.params().grads(), o.clip);
+    run.opt.step(m.params().values(), m.params().grads(), o.cosine_lr ? sched.at(run.step) : o.lr);
+    ++run.step;
+  }
+  return sum / double(n);
+}
+
+}  // namespace
+
 train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& x,
                              const std::vector<float>& y, const train_options& o,
                              const epoch_callback& on_epoch) {
-  const index n = x.rows(), t = x.cols();
+  const index n = x.rows();
   if (static_cast<index>(y.size()) != n) throw std::invalid_argument("train: x and y sizes differ");
   if (o.epochs < 1 || o.batch < 1)
     throw std::invalid_argument("train: epochs and batch must be >= 1");
-  optim::adamw<float> opt({o.lr, 0.9, 0.999, 1e-8, o.weight_decay}, m.params().count());
-  std::mt19937_64 rng(o.seed);
   // Data-parallel: dropout draws from a generator of this process's own (data_parallel.hpp).
-  std::mt19937_64 drop_rng(o.parallel.dropout_seed(o.seed));
-  std::mt19937_64* fwd_rng = o.parallel.active() ? &drop_rng : &rng;
-  std::vector<index> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  train_result r;
+  regressor_run run{
+      optim::adamw<float>({o.lr, 0.9, 0.999, 1e-8, o.weight_decay}, m.params().count()),
+      std::mt19937_64(o.seed),
+      std::mt19937_64(o.parallel.dropout_seed(o.seed)),
+      std::vector<index>(static_cast<std::size_t>(n)),
+      0,
+      0,
+      {}};
+  std::iota(run.order.begin(), run.order.end(), 0);
   const index steps_per_epoch = (n + o.batch - 1) / o.batch, total = o.epochs * steps_per_epoch;
+  if (o.resume) resume_run(run, *o.resume, n, steps_per_epoch, o.epochs);
   const optim::lr_schedule sched{o.lr, 0.0, o.cosine_lr ? std::max<index>(1, total / 20) : 0,
                                  o.cosine_lr ? total : 0};
-  index step = 0;
   const auto t_start = std::chrono::steady_clock::now();
-  for (index e = 0; e < o.epochs; ++e) {
+  while (run.epoch < o.epochs) {
     const auto t0 = std::chrono::steady_clock::now();
-    std::shuffle(order.begin(), order.end(), rng);
-    double sum = 0;
-    for (index b0 = 0; b0 < n; b0 += o.batch) {
-      const index b = std::min(o.batch, n - b0);
-      const auto [lo, hi] = o.parallel.rows(b);  // all of it unless data-parallel
-      const index bl = hi - lo;
-      matrix<float> xb(bl, t);
-      std::vector<float> yb(static_cast<std::size_t>(bl)), pred(static_cast<std::size_t>(bl)),
-          dpred(static_cast<std::size_t>(bl));
-      for (index i = 0; i < bl; ++i) {
-        const index src = order[static_cast<std::size_t>(b0 + lo + i)];
-        for (index j = 0; j < t; ++j) xb(i, j) = x(src, j);
-        yb[static_cast<std::size_t>(i)] = y[static_cast<std::size_t>(src)];
-      }
-      m.params().zero_grad();
-      double loss = 0;
-      if (bl > 0) {
-        m.forward(xb.cview(), pred, fwd_rng);
-        loss = sequence_regressor<float>::mse(pred, yb, dpred);
-        m.backward(dpred);
-      }
-      loss = o.parallel.reduce(m.params().grads(), loss, bl, b);
-      if (!std::isfinite(loss))
-        throw std::runtime_error(
-            fmt::format("training diverged in epoch {}: the loss is {} (try a lower learning rate)",
-                        e + 1, loss));
-      sum += loss * double(b);
-      if (o.clip > 0) optim::clip_grad_norm(m.params().grads(), o.clip);
-      opt.step(m.params().values(), m.params().grads(), o.cosine_lr ? sched.at(step) : o.lr);
-      ++step;
-    }
-    r.epoch_loss.push_back(sum / double(n));
-    r.epoch_seconds.push_back(
+    const double loss = train_epoch(m, x, y, o, run, sched);
+    ++run.epoch;
+    run.r.epoch_loss.push_back(loss);
+    run.r.epoch_seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    if (on_epoch) on_epoch(e + 1, o.epochs, r.epoch_loss.back());
+    if (on_epoch) on_epoch(run.epoch, o.epochs, loss);
+    if (o.save_every > 0 && o.on_checkpoint &&
+        (run.epoch % o.save_every == 0 || run.epoch == o.epochs))
+      o.on_checkpoint(save_run(run));
   }
-  r.train_seconds =
+  run.r.train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  return r;
+  return run.r;
 }
 
 forecast periodic_forecast_model(const periodic_data& d, sequence_regressor<float>& m) {

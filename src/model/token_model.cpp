@@ -8,24 +8,12 @@
 #include <stdexcept>
 
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/transformer.hpp"
 
 namespace kf::model {
 namespace {
 
 constexpr auto get = &checkpoint_metadata_get;
-
-index get_index(const std::map<std::string, std::string>& m, const std::string& k) {
-  const std::string v = get(m, k);
-  try {
-    std::size_t used = 0;
-    const long long x = std::stoll(v, &used);
-    if (used != v.size()) throw std::invalid_argument(k);
-    return static_cast<index>(x);
-  } catch (const std::logic_error&) {
-    throw std::runtime_error(
-        fmt::format("checkpoint metadata '{}' = '{}' is not an integer", k, v));
-  }
-}
 
 }  // namespace
 
@@ -50,33 +38,52 @@ std::map<std::string, std::string> token_model_config::to_metadata() const {
 
 token_model_config token_model_config::from_metadata(const std::map<std::string, std::string>& m) {
   if (get(m, "kind") != "token_model")
-    throw std::runtime_error("checkpoint holds a '" + get(m, "kind") +
+    throw std::runtime_error("checkpoint holds a '" + checkpoint_quote(get(m, "kind")) +
                              "', not a token model (language model)");
   token_model_config c;
-  c.vocab = get_index(m, "vocab");
-  c.src_vocab = get_index(m, "src_vocab");
-  c.context = get_index(m, "context");
-  c.encoder_layers = get_index(m, "encoder_layers");
-  c.decoder_layers = get_index(m, "decoder_layers");
-  c.block.d_model = get_index(m, "d_model");
-  c.block.heads = get_index(m, "heads");
-  c.block.d_ff = get_index(m, "d_ff");
-  try {
-    c.block.dropout = std::stod(get(m, "dropout"));
-  } catch (const std::logic_error&) {
-    throw std::runtime_error("checkpoint metadata 'dropout' is not a number");
-  }
-  c.block.act = nn::activation_parse(get(m, "activation"));
-  c.block.norm_first = get(m, "norm_first") == "true";
-  c.block.kernel = kernel_parse(get(m, "kernel"));
-  c.block.kernel.split = get_index(m, "kernel_split");
-  c.learned_positions = get(m, "learned_positions") == "true";
-  c.tie_weights = get(m, "tie_weights") == "true";
+  c.vocab = checkpoint_metadata_index(m, "vocab", 1, index(1) << 24);
+  c.src_vocab = checkpoint_metadata_index(m, "src_vocab", 0, index(1) << 24);
+  c.context = checkpoint_metadata_index(m, "context", 1, index(1) << 15);
+  c.encoder_layers = checkpoint_metadata_index(m, "encoder_layers", 0, 1024);
+  c.decoder_layers = checkpoint_metadata_index(m, "decoder_layers", 0, 1024);
+  c.block.d_model = checkpoint_metadata_index(m, "d_model", 1, index(1) << 16);
+  c.block.heads = checkpoint_metadata_index(m, "heads", 1, c.block.d_model);
+  if (c.block.d_model % c.block.heads != 0)
+    throw std::runtime_error(
+        fmt::format("checkpoint metadata 'heads' = {} does not divide 'd_model' = {}",
+                    c.block.heads, c.block.d_model));
+  c.block.d_ff = checkpoint_metadata_index(m, "d_ff", 1, index(1) << 20);
+  c.block.dropout = checkpoint_metadata_double(m, "dropout", 0, 1, true);
+  c.block.act = checkpoint_metadata_activation(m);
+  c.block.norm_first = checkpoint_metadata_bool(m, "norm_first");
+  c.block.kernel = checkpoint_metadata_kernel(m, c.block.d_model / c.block.heads);
+  c.learned_positions = checkpoint_metadata_bool(m, "learned_positions");
+  c.tie_weights = checkpoint_metadata_bool(m, "tie_weights");
   return c;
 }
 
+std::string token_model_config::describe() const {
+  return fmt::format(
+      "vocab {}, context {}, encoder_layers {}, decoder_layers {}, d_model {}, heads {}, d_ff {}",
+      vocab, context, encoder_layers, decoder_layers, block.d_model, block.heads, block.d_ff);
+}
+
+std::unique_ptr<token_model<float>> token_model_load(const checkpoint& ck) {
+  const token_model_config cfg = token_model_config::from_metadata(ck.metadata);
+  try {
+    // Names and shapes first (nothing allocated); the tensors present then bound the model.
+    checkpoint_check_shapes(ck, token_model<float>(cfg, 0, false).params(), cfg.describe());
+    auto m = std::make_unique<token_model<float>>(cfg, 0);
+    checkpoint_apply(ck, m->params());
+    return m;
+  } catch (const std::invalid_argument& e) {  // the layers' own checks
+    throw std::runtime_error(fmt::format("checkpoint metadata ({}): {}", cfg.describe(), e.what()));
+  }
+}
+
 template <class T>
-token_model<T>::token_model(const token_model_config& cfg, std::uint64_t seed) : cfg_(cfg) {
+token_model<T>::token_model(const token_model_config& cfg, std::uint64_t seed, bool allocate)
+    : cfg_(cfg) {
   const index C = cfg.block.d_model;
   if (cfg.vocab < 1) throw std::invalid_argument("token model: the vocabulary is empty");
   if (cfg.context < 1) throw std::invalid_argument("token model: context must be at least 1");
@@ -104,6 +111,7 @@ token_model<T>::token_model(const token_model_config& cfg, std::uint64_t seed) :
   if (final_norm_) norm_ = nn::layer_norm<T>(p_, "norm", C);
   head_ = cfg.tie_weights ? nn::lm_head<T>::tied(tok_emb_.w, cfg.vocab, C)
                           : nn::lm_head<T>(p_, "lm_head", C, cfg.vocab, false);
+  if (!allocate) return;
   p_.finalize(seed);
   if (!cfg.learned_positions) pe_ = nn::positional_sinusoidal<T>(cfg.context, C);
 }
@@ -263,15 +271,17 @@ matrix<T> token_model<T>::attention_weights(attention_site site, index layer, in
 }
 
 template <class T>
-std::vector<index> token_model_generate(token_model<T>& m, std::span<const index> prompt,
-                                        index n_tokens, double temperature, index top_k,
-                                        std::uint64_t seed) {
+void token_model_generate_stream(token_model<T>& m, std::span<const index> prompt, index n_tokens,
+                                 double temperature, index top_k, std::uint64_t seed,
+                                 const std::function<void(index)>& emit) {
   if (m.is_encoder_decoder()) throw std::invalid_argument("generate: needs a decoder-only model");
   if (prompt.empty()) throw std::invalid_argument("generate: the prompt is empty");
   if (temperature < 0 || !std::isfinite(temperature))
     throw std::invalid_argument("generate: temperature must be >= 0");
   const index ctx = m.config().context, V = m.config().vocab;
-  std::vector<index> seq(prompt.begin(), prompt.end()), out;
+  // The model sees the last ctx tokens only: seq keeps at most 2·ctx, so memory stays bounded
+  // however many tokens are drawn.
+  std::vector<index> seq(prompt.begin(), prompt.end());
   std::mt19937_64 rng(seed);
   std::vector<double> prob(static_cast<std::size_t>(V));
   std::vector<index> order(static_cast<std::size_t>(V));
@@ -309,8 +319,18 @@ std::vector<index> token_model_generate(token_model<T>& m, std::span<const index
       }
     }
     seq.push_back(next);
-    out.push_back(next);
+    if (static_cast<index>(seq.size()) > 2 * ctx) seq.erase(seq.begin(), seq.end() - ctx);
+    emit(next);
   }
+}
+
+template <class T>
+std::vector<index> token_model_generate(token_model<T>& m, std::span<const index> prompt,
+                                        index n_tokens, double temperature, index top_k,
+                                        std::uint64_t seed) {
+  std::vector<index> out;
+  token_model_generate_stream<T>(m, prompt, n_tokens, temperature, top_k, seed,
+                                 [&](index id) { out.push_back(id); });
   return out;
 }
 
@@ -321,5 +341,8 @@ template std::vector<index> token_model_generate<float>(token_model<float>&, std
 template std::vector<index> token_model_generate<double>(token_model<double>&,
                                                          std::span<const index>, index, double,
                                                          index, std::uint64_t);
+template void token_model_generate_stream<float>(token_model<float>&, std::span<const index>, index,
+                                                 double, index, std::uint64_t,
+                                                 const std::function<void(index)>&);
 
 }  // namespace kf::model

@@ -18,6 +18,34 @@ constexpr auto get = &checkpoint_metadata_get;
 
 }  // namespace
 
+nn::activation checkpoint_metadata_activation(const std::map<std::string, std::string>& m) {
+  const std::string a = get(m, "activation");
+  if (a != "relu" && a != "gelu")
+    throw std::runtime_error(fmt::format(
+        "checkpoint metadata 'activation' = '{}' is not relu or gelu", checkpoint_quote(a)));
+  return nn::activation_parse(a);
+}
+
+kernel_spec checkpoint_metadata_kernel(const std::map<std::string, std::string>& m,
+                                       index head_dim) {
+  const std::string text = get(m, "kernel");
+  kernel_spec k;
+  try {
+    if (text.size() > 200) throw std::invalid_argument("longer than 200 characters");
+    k = kernel_parse(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("checkpoint metadata 'kernel' = '{}': {}",
+                                         checkpoint_quote(text), checkpoint_quote(e.what())));
+  }
+  k.split = checkpoint_metadata_index(m, "kernel_split", 0, head_dim);
+  if (k.is_product() != (k.split > 0) || (k.is_product() && k.split >= head_dim))
+    throw std::runtime_error(
+        fmt::format("checkpoint metadata 'kernel_split' = {} does not fit the kernel '{}' and head "
+                    "dimension {}",
+                    k.split, checkpoint_quote(text), head_dim));
+  return k;
+}
+
 std::map<std::string, std::string> regressor_config::to_metadata() const {
   return {{"kind", "sequence_regressor"},
           {"seq_len", std::to_string(seq_len)},
@@ -38,33 +66,52 @@ std::map<std::string, std::string> regressor_config::to_metadata() const {
 
 regressor_config regressor_config::from_metadata(const std::map<std::string, std::string>& m) {
   if (get(m, "kind") != "sequence_regressor")
-    throw std::runtime_error("checkpoint holds a '" + get(m, "kind") +
+    throw std::runtime_error("checkpoint holds a '" + checkpoint_quote(get(m, "kind")) +
                              "', not a sequence_regressor");
   regressor_config c;
-  try {
-    c.seq_len = std::stol(get(m, "seq_len"));
-    c.layers = std::stol(get(m, "layers"));
-    c.block.d_model = std::stol(get(m, "d_model"));
-    c.block.heads = std::stol(get(m, "heads"));
-    c.block.d_ff = std::stol(get(m, "d_ff"));
-    c.block.dropout = std::stod(get(m, "dropout"));
-    c.pe_dim = std::stol(get(m, "pe_dim"));
-  } catch (const std::logic_error&) {
-    throw std::runtime_error("checkpoint metadata has a malformed number");
-  }
-  c.block.act = nn::activation_parse(get(m, "activation"));
-  c.block.norm_first = get(m, "norm_first") == "true";
-  c.block.kernel = kernel_parse(get(m, "kernel"));
-  c.block.kernel.split = std::stol(get(m, "kernel_split"));
-  c.pe_concat = get(m, "pe_concat") == "true";
-  c.causal = get(m, "causal") == "true";
-  const auto si = m.find("scale_inputs");  // absent in checkpoints from before the option
-  c.scale_inputs = si != m.end() && si->second == "true";
+  c.seq_len = checkpoint_metadata_index(m, "seq_len", 1, index(1) << 20);
+  c.layers = checkpoint_metadata_index(m, "layers", 0, 1024);
+  c.block.d_model = checkpoint_metadata_index(m, "d_model", 1, index(1) << 16);
+  c.block.heads = checkpoint_metadata_index(m, "heads", 1, c.block.d_model);
+  if (c.block.d_model % c.block.heads != 0)
+    throw std::runtime_error(
+        fmt::format("checkpoint metadata 'heads' = {} does not divide 'd_model' = {}",
+                    c.block.heads, c.block.d_model));
+  c.block.d_ff = checkpoint_metadata_index(m, "d_ff", 1, index(1) << 20);
+  c.block.dropout = checkpoint_metadata_double(m, "dropout", 0, 1, true);
+  c.pe_dim = checkpoint_metadata_index(m, "pe_dim", 0, c.block.d_model);
+  c.block.act = checkpoint_metadata_activation(m);
+  c.block.norm_first = checkpoint_metadata_bool(m, "norm_first");
+  c.block.kernel = checkpoint_metadata_kernel(m, c.block.d_model / c.block.heads);
+  c.pe_concat = checkpoint_metadata_bool(m, "pe_concat");
+  c.causal = checkpoint_metadata_bool(m, "causal");
+  // Absent in checkpoints from before the option: raw windows.
+  c.scale_inputs = m.count("scale_inputs") && checkpoint_metadata_bool(m, "scale_inputs");
   return c;
 }
 
+std::string regressor_config::describe() const {
+  return fmt::format("seq_len {}, layers {}, d_model {}, heads {}, d_ff {}, pe_dim {}", seq_len,
+                     layers, block.d_model, block.heads, block.d_ff, pe_dim);
+}
+
+std::unique_ptr<sequence_regressor<float>> sequence_regressor_load(const checkpoint& ck) {
+  const regressor_config cfg = regressor_config::from_metadata(ck.metadata);
+  try {
+    // Names and shapes first (nothing allocated), so a metadata that does not fit the tensors
+    // costs nothing; then the model, whose size the tensors present now bound.
+    checkpoint_check_shapes(ck, sequence_regressor<float>(cfg, 0, false).params(), cfg.describe());
+    auto m = std::make_unique<sequence_regressor<float>>(cfg, 0);
+    checkpoint_apply(ck, m->params());
+    return m;
+  } catch (const std::invalid_argument& e) {  // the layers' own checks
+    throw std::runtime_error(fmt::format("checkpoint metadata ({}): {}", cfg.describe(), e.what()));
+  }
+}
+
 template <class T>
-sequence_regressor<T>::sequence_regressor(const regressor_config& cfg, std::uint64_t seed)
+sequence_regressor<T>::sequence_regressor(const regressor_config& cfg, std::uint64_t seed,
+                                          bool allocate)
     : cfg_(cfg) {
   const index d = cfg.block.d_model;
   const index pe_dim = cfg.pe_dim > 0 ? cfg.pe_dim : d;
@@ -81,6 +128,7 @@ sequence_regressor<T>::sequence_regressor(const regressor_config& cfg, std::uint
   for (index l = 0; l < cfg.layers; ++l)
     layers_.emplace_back(p_, fmt::format("layers.{}", l), cfg.block, false, cfg.causal);
   head_ = nn::linear<T>(p_, "head", cfg.seq_len * d, 1);
+  if (!allocate) return;
   p_.finalize(seed);
   pe_ = nn::positional_sinusoidal<T>(cfg.seq_len, pe_dim);
 }

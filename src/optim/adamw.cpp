@@ -13,6 +13,15 @@ adamw<T>::adamw(adamw_config cfg, index size)
     : cfg_(cfg), m_(static_cast<std::size_t>(size), 0.0), v_(static_cast<std::size_t>(size), 0.0) {}
 
 template <class T>
+void adamw<T>::restore(std::vector<double> exp_avg, std::vector<double> exp_avg_sq, index steps) {
+  if (exp_avg.size() != m_.size() || exp_avg_sq.size() != v_.size() || steps < 0)
+    throw std::invalid_argument("adamw: the saved state does not match the parameters");
+  m_ = std::move(exp_avg);
+  v_ = std::move(exp_avg_sq);
+  t_ = steps;
+}
+
+template <class T>
 void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
   if (values.size() != m_.size() || grads.size() != m_.size())
     throw std::invalid_argument("adamw: buffer sizes do not match the optimizer");

@@ -136,26 +136,36 @@ tokenizer tokenizer::from_metadata(const std::map<std::string, std::string>& m) 
     throw std::runtime_error(
         "checkpoint metadata holds no tokenizer (tokenizer, tokenizer_pieces)");
   tokenizer t;
+  if (k->second != "char" && k->second != "word")
+    throw std::runtime_error(fmt::format(
+        "checkpoint metadata 'tokenizer' = '{}' is not char or word", k->second.substr(0, 80)));
   t.kind_ = tokenizer_kind_parse(k->second);
   t.pieces_ = {"<unk>"};
+  auto bad = [](const std::string& what) {
+    return std::runtime_error("checkpoint metadata 'tokenizer_pieces' is malformed: " + what);
+  };
+  nlohmann::json arr;
   try {
-    const auto arr = nlohmann::json::parse(v->second);
-    for (const auto& bytes : arr) {
-      std::string p;
-      for (const auto& b : bytes) {
-        const int c = b.get<int>();
-        if (c < 0 || c > 255) throw std::runtime_error("byte out of range");
-        p.push_back(static_cast<char>(c));
-      }
-      if (p.empty()) throw std::runtime_error("empty piece");
-      t.pieces_.push_back(std::move(p));
+    arr = nlohmann::json::parse(v->second);
+  } catch (const nlohmann::json::exception&) {
+    throw bad("not valid JSON");
+  }
+  // An array of pieces, each a non-empty array of byte values.
+  if (!arr.is_array()) throw bad("not an array of pieces");
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const auto& bytes = arr[i];
+    if (!bytes.is_array() || bytes.empty())
+      throw bad(fmt::format("piece {} is not a non-empty array of byte values", i + 1));
+    std::string p;
+    for (const auto& b : bytes) {
+      if (!b.is_number_unsigned() || b.get<std::uint64_t>() > 255)
+        throw bad(fmt::format("piece {} holds a value that is not a byte (0..255)", i + 1));
+      p.push_back(static_cast<char>(b.get<std::uint64_t>()));
     }
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("checkpoint tokenizer is malformed: {}", e.what()));
+    t.pieces_.push_back(std::move(p));
   }
   t.index_pieces();
-  if (static_cast<std::size_t>(t.size()) != t.ids_.size())
-    throw std::runtime_error("checkpoint tokenizer has duplicate pieces");
+  if (static_cast<std::size_t>(t.size()) != t.ids_.size()) throw bad("duplicate pieces");
   return t;
 }
 

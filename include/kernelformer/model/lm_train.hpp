@@ -16,6 +16,7 @@
 
 #include "kernelformer/model/data_parallel.hpp"
 #include "kernelformer/model/token_model.hpp"
+#include "kernelformer/model/train_state.hpp"
 
 namespace kf::model {
 
@@ -44,10 +45,21 @@ struct lm_train_result {
 // progress(iter_done, iters, last_loss, eval or nullptr) after every iteration.
 using lm_progress = std::function<void(index, index, double, const lm_eval_point*)>;
 
+// Resumable training (model/train_state.hpp): continue from `resume` (the caller has loaded the
+// weights from the same checkpoint) — the iterations after it give bit-identical losses and
+// weights to a run never stopped; every `save_every` iterations and after the last one,
+// `on_checkpoint` receives the state after that iteration.
+struct lm_checkpointing {
+  const train_state* resume = nullptr;
+  index save_every = 0;
+  std::function<void(const train_state&)> on_checkpoint;
+};
+
 // parallel: several processes, each computing its windows of every batch (data_parallel.hpp).
 lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
                          std::span<const index> val, const lm_preset& p, std::uint64_t seed,
-                         const lm_progress& progress = {}, const data_parallel& parallel = {});
+                         const lm_progress& progress = {}, const data_parallel& parallel = {},
+                         const lm_checkpointing& checkpointing = {});
 
 // Mean next-token cross-entropy over `windows` evenly spaced windows of length context.
 double lm_evaluate(token_model<float>& m, std::span<const index> data, index windows);

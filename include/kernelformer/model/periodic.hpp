@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernelformer/model/data_parallel.hpp"
+#include "kernelformer/model/train_state.hpp"
 #include "kernelformer/model/transformer.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -77,6 +78,13 @@ struct train_options {
   bool cosine_lr = false;
   std::uint64_t seed = 0;
   data_parallel parallel;  // several processes: each computes its rows of every batch
+  // Resumable training (model/train_state.hpp): continue from `resume` (the caller has loaded the
+  // model's weights from the same checkpoint) — the epochs after it give bit-identical losses and
+  // weights to a run never stopped; every `save_every` epochs and after the last one,
+  // `on_checkpoint` receives the state after that epoch.
+  const train_state* resume = nullptr;
+  index save_every = 0;
+  std::function<void(const train_state&)> on_checkpoint;
 };
 struct train_result {
   std::vector<double> epoch_loss, epoch_seconds;

@@ -19,7 +19,9 @@
 // configured kernel.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <span>
 #include <string>
@@ -41,7 +43,9 @@ struct token_model_config {
   bool learned_positions = true;
   bool tie_weights = true;
   std::map<std::string, std::string> to_metadata() const;
+  // Every field checked (ranges, heads dividing d_model, the kernel); throws naming the field.
   static token_model_config from_metadata(const std::map<std::string, std::string>& m);
+  std::string describe() const;  // "vocab 65, context 32, …" for messages
 };
 
 struct token_input {
@@ -57,7 +61,9 @@ enum class attention_site { encoder_self, decoder_self, decoder_cross };
 template <class T>
 class token_model {
  public:
-  explicit token_model(const token_model_config& cfg, std::uint64_t seed = 0);
+  // allocate = false: parameters registered (names, shapes), no buffer allocated (see
+  // token_model_load).
+  explicit token_model(const token_model_config& cfg, std::uint64_t seed = 0, bool allocate = true);
   const token_model_config& config() const { return cfg_; }
   nn::parameters<T>& params() { return p_; }
   const nn::parameters<T>& params() const { return p_; }
@@ -104,6 +110,12 @@ class token_model {
   bool have_loss_ = false;
 };
 
+struct checkpoint;
+// A token model from a checkpoint: the metadata checked, the tensor table compared with the
+// shapes it implies before any buffer is allocated, then the weights copied. Throws
+// std::runtime_error naming the field or tensor.
+std::unique_ptr<token_model<float>> token_model_load(const checkpoint& ck);
+
 // Next-token sampling from a decoder-only model: feeds the last `context` tokens, divides the
 // logits by temperature (0: greedy), keeps the top_k most likely (0: all) and draws with the
 // seeded generator. Returns the generated tokens only.
@@ -111,5 +123,11 @@ template <class T>
 std::vector<index> token_model_generate(token_model<T>& m, std::span<const index> prompt,
                                         index n_tokens, double temperature, index top_k,
                                         std::uint64_t seed);
+// The same draws, each handed to emit(id) as soon as it is drawn (kf sample prints them as they
+// come); memory stays bounded by the context whatever n_tokens is.
+template <class T>
+void token_model_generate_stream(token_model<T>& m, std::span<const index> prompt, index n_tokens,
+                                 double temperature, index top_k, std::uint64_t seed,
+                                 const std::function<void(index)>& emit);
 
 }  // namespace kf::model

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,6 +22,13 @@
 #include "kernelformer/nn/parameters.hpp"
 
 namespace kf::model {
+
+struct checkpoint;
+
+// Metadata fields shared by the models' from_metadata: the activation (relu | gelu) and the
+// attention kernel with its split, checked against the head dimension. Throw naming the field.
+nn::activation checkpoint_metadata_activation(const std::map<std::string, std::string>& m);
+kernel_spec checkpoint_metadata_kernel(const std::map<std::string, std::string>& m, index head_dim);
 
 struct regressor_config {
   index seq_len = 99;
@@ -31,13 +39,18 @@ struct regressor_config {
   bool causal = false;
   bool scale_inputs = false;
   std::map<std::string, std::string> to_metadata() const;
+  // Every field checked (ranges, heads dividing d_model, the kernel); throws naming the field.
   static regressor_config from_metadata(const std::map<std::string, std::string>& m);
+  std::string describe() const;  // "seq_len 99, layers 1, d_model 16, …" for messages
 };
 
 template <class T>
 class sequence_regressor {
  public:
-  explicit sequence_regressor(const regressor_config& cfg, std::uint64_t seed = 0);
+  // allocate = false: the parameters are registered (names and shapes) but no buffer is
+  // allocated — enough to compare a checkpoint's tensor table before trusting its metadata.
+  explicit sequence_regressor(const regressor_config& cfg, std::uint64_t seed = 0,
+                              bool allocate = true);
   const regressor_config& config() const { return cfg_; }
   nn::parameters<T>& params() { return p_; }
   const nn::parameters<T>& params() const { return p_; }
@@ -67,5 +80,10 @@ class sequence_regressor {
   nn::dropout::cache drop0_;
   typename nn::multi_head_attention<T>::shape shape_;
 };
+
+// A regressor from a checkpoint: the metadata checked (from_metadata), the tensor table compared
+// with the shapes the metadata implies before any buffer is allocated, then the weights copied.
+// Throws std::runtime_error naming the field or tensor.
+std::unique_ptr<sequence_regressor<float>> sequence_regressor_load(const checkpoint& ck);
 
 }  // namespace kf::model

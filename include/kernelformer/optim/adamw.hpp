@@ -27,6 +27,11 @@ class adamw {
   // Weight decay only where mask[i] != 0 (e.g. matrices, not biases or norms); empty: everywhere.
   void set_decay_mask(std::vector<std::uint8_t> mask) { decay_mask_ = std::move(mask); }
   const adamw_config& config() const { return cfg_; }
+  // The state a resumed run needs (PyTorch's exp_avg, exp_avg_sq and step): saved with a
+  // checkpoint and put back with restore(), which checks the sizes.
+  const std::vector<double>& exp_avg() const { return m_; }
+  const std::vector<double>& exp_avg_sq() const { return v_; }
+  void restore(std::vector<double> exp_avg, std::vector<double> exp_avg_sq, index steps);
 
  private:
   adamw_config cfg_;
