@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 #include "regression/kd_tree.hpp"
 
@@ -62,9 +65,21 @@ index drop_self(index* idx, double* dist, index m, index self) {
 
 struct knn_search::tree {
   cloud pts;
-  kd_tree kd;
-  tree(const_matrix_view<double> x, index d)
-      : pts{x}, kd(static_cast<int>(d), pts, nanoflann::KDTreeSingleIndexAdaptorParams(16)) {}
+  kd_tree_any kd;
+  tree(const_matrix_view<double> x, index d) : pts{x} { kd_tree_build(kd, pts, d); }
+  // Runs fn on the built tree (its type fixes the number of columns).
+  template <class F>
+  auto visit(F&& fn) const {
+    using R = decltype(fn(std::declval<const kd_tree&>()));
+    return std::visit(
+        [&](const auto& t) -> R {
+          if constexpr (std::is_same_v<std::decay_t<decltype(t)>, std::monostate>)
+            throw std::logic_error("knn_search: no tree");
+          else
+            return fn(t);
+        },
+        kd);
+  }
 };
 
 knn_search::knn_search(const_matrix_view<double> x) : n_(x.rows), d_(x.cols) {
@@ -77,7 +92,7 @@ knn_search::knn_search(const_matrix_view<double> x) : n_(x.rows), d_(x.cols) {
     for (std::size_t i = 0; i < order_.size(); ++i) sorted_[i] = x(order_[i], 0);
   } else {
     tree_ = std::make_unique<tree>(x, d_);
-    order_.assign(tree_->kd.vAcc.begin(), tree_->kd.vAcc.end());
+    tree_->visit([&](const auto& t) { order_.assign(t.vAcc.begin(), t.vAcc.end()); });
   }
 }
 
@@ -109,7 +124,8 @@ index knn_search::query(const double* q, index k, index* idx, double* dist) cons
   // rows straight into idx (they are < n, so the values are the same).
   static_assert(sizeof(index) == sizeof(std::size_t));
   auto* rows = reinterpret_cast<std::size_t*>(idx);
-  const std::size_t got = tree_->kd.knnSearch(q, static_cast<std::size_t>(k), rows, dist);
+  const std::size_t got = tree_->visit(
+      [&](const auto& t) { return t.knnSearch(q, static_cast<std::size_t>(k), rows, dist); });
   for (std::size_t j = 0; j < got; ++j) dist[j] = std::sqrt(dist[j]);
   return static_cast<index>(got);
 }

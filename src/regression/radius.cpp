@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include "detail/eigen.hpp"
 #include "regression/kd_tree.hpp"
@@ -90,8 +91,8 @@ local_quantities window_fit(const window_accumulator<Kern>& w, double k0) {
 }
 
 // Every query's window through the tree, queries in parallel.
-template <class Kern>
-regression_eval radius_pass(const Kern& unit, const kd_tree& tree, const matrix<double>& xs,
+template <class Kern, class Tree>
+regression_eval radius_pass(const Kern& unit, const Tree& tree, const matrix<double>& xs,
                             std::span<const double> y, const matrix<double>& qs, bool ll,
                             bool at_training) {
   const index nq = qs.rows();
@@ -175,14 +176,18 @@ std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_vi
                                        std::span<const index> self) {
   const matrix<double> xs = scaled(x, h), qs = scaled(q, h);
   const cloud pts{xs.cview()};
-  const kd_tree tree(static_cast<int>(x.cols), pts, nanoflann::KDTreeSingleIndexAdaptorParams(16));
+  kd_tree_any trees;
+  kd_tree_build(trees, pts, x.cols);
   any_kernel unit = kernel;
   kernel_set_param(unit, 1.0);
   std::vector<double> out(static_cast<std::size_t>(q.rows), 0.0);
   std::visit(
-      [&](const auto& kern) {
+      [&](const auto& kern, const auto& tree) {
         using K = std::decay_t<decltype(kern)>;
-        if constexpr (K::compact) {
+        using Tree = std::decay_t<decltype(tree)>;
+        if constexpr (std::is_same_v<Tree, std::monostate>) {
+          throw std::logic_error("radius_kernel_sums: no tree");
+        } else if constexpr (K::compact) {
 #pragma omp parallel for schedule(dynamic, 256)
           for (index i = 0; i < q.rows; ++i) {
             sum_accumulator<K> acc{kern};
@@ -195,7 +200,7 @@ std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_vi
           throw std::invalid_argument("radius_kernel_sums: the kernel must be compact");
         }
       },
-      unit);
+      unit, trees);
   return out;
 }
 
@@ -225,18 +230,21 @@ regression_eval radius_evaluate(const regression_spec& spec, const_matrix_view<d
   for (index i = 0; i < nq; ++i)
     for (index c = 0; c < d; ++c) qs(i, c) = xq(i, c) / h[static_cast<std::size_t>(c)];
   const cloud pts{xs.cview()};
-  const kd_tree tree(static_cast<int>(d), pts, nanoflann::KDTreeSingleIndexAdaptorParams(16));
+  kd_tree_any trees;
+  kd_tree_build(trees, pts, d);
   any_kernel unit = spec.kernel;
   kernel_set_param(unit, 1.0);
   const bool ll = spec.method == regression_method::local_linear;
 
   regression_eval r;
   std::visit(
-      [&](const auto& kern) {
+      [&](const auto& kern, const auto& tree) {
         using K = std::decay_t<decltype(kern)>;
-        if constexpr (K::compact) r = radius_pass(kern, tree, xs, y, qs, ll, at_training);
+        using Tree = std::decay_t<decltype(tree)>;
+        if constexpr (K::compact && !std::is_same_v<Tree, std::monostate>)
+          r = radius_pass(kern, tree, xs, y, qs, ll, at_training);
       },
-      unit);
+      unit, trees);
   return r;
 }
 
