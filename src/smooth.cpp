@@ -195,8 +195,12 @@ template <class T>
 smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse,
                                const_matrix_view<T> q, const_matrix_view<T> k,
                                const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
-                               const smooth_options& opt) {
-  const plan<T> pl(q, k, v, true, kern, msk, opt);
+                               const smooth_options& options) {
+  // Extreme bandwidths or inputs: computed on q/h, k/h (detail::rescale_extreme).
+  kernel_spec kern2 = kern;
+  smooth_options opt = options;
+  const bool rescaled = detail::rescale_extreme<T>(kern2, opt, q, k);
+  const plan<T> pl(q, k, v, true, rescaled ? kern2 : kern, msk, opt);
   detail::check_shape(out.rows == q.rows && out.cols == v.cols,
                       "out is " + std::to_string(out.rows) + " x " + std::to_string(out.cols) +
                           ", expected n x dv = " + std::to_string(q.rows) + " x " +
@@ -207,8 +211,17 @@ smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::s
                       "lse must have n entries");
   detail::check_shape(out_sq.empty() || opt.dropout == 0,
                       "the squared-weight output is not offered with dropout");
-  if (msk.topk_k() > 0) return detail::tiles::forward_topk(pl, out, out_sq, lse);
-  return detail::tiles::forward_dense(pl, out, out_sq, lse);
+  const smooth_stats st = msk.topk_k() > 0 ? detail::tiles::forward_topk(pl, out, out_sq, lse)
+                                           : detail::tiles::forward_dense(pl, out, out_sq, lse);
+  // Rescaled, a kernel positive everywhere and no mask: an empty row is a weight that fell below
+  // the range even on q/h, k/h (every key too many bandwidths away), not one the math gives.
+  if (rescaled && st.empty_rows > 0 && !kernel_compact(kern2.first) && msk.describe() == "none")
+    throw std::invalid_argument(
+        "smooth: " + std::to_string(st.empty_rows) +
+        " query rows have every kernel weight below the floating-point range: the bandwidth " +
+        detail::short_number(kernel_param(kern.first)) +
+        " is too small for the distances to their nearest keys");
+  return st;
 }
 
 template <class T>

@@ -136,8 +136,11 @@ KF_INSTANTIATE(double)
 template <class T>
 void smooth_weights(matrix_view<T> w, std::span<const index> rows, const_matrix_view<T> q,
                     const_matrix_view<T> k, const kernel_spec& kern, const mask& msk,
-                    const smooth_options& opt) {
-  const auto rk = detail::resolve(kern, q.cols, std::is_same_v<T, float>);
+                    const smooth_options& options) {
+  kernel_spec kern2 = kern;  // extreme bandwidths or inputs: on q/h, k/h (smooth_common.hpp)
+  smooth_options opt = options;
+  const bool rescaled = detail::rescale_extreme<T>(kern2, opt, q, k);
+  const auto rk = detail::resolve(rescaled ? kern2 : kern, q.cols, std::is_same_v<T, float>);
   detail::validate_inputs(q, k, const_matrix_view<T>{}, false, msk, opt, rk);
   const index nr = rows.empty() ? q.rows : static_cast<index>(rows.size());
   detail::check_shape(

@@ -97,6 +97,16 @@ void run_typed(const attend_options& o, const loaded_array& q, const loaded_arra
     w = matrix<T>(nr, km.rows);
     smooth_weights<T>(w.view(), o.weight_rows, qm, km, kern, msk, opt);
   }
+  // Without a mask and with a kernel that is positive everywhere, an empty row is a weight that
+  // underflowed, not one the math gives: the output would be a 0 the math does not produce.
+  const bool positive_everywhere =
+      !kernel_compact(kern.first) && !(kern.second && kernel_compact(*kern.second));
+  if (st.empty_rows > 0 && positive_everywhere && msk.describe() == "none")
+    throw user_error(fmt::format(
+        "{} query rows have every kernel weight below the floating-point range ({}: the "
+        "nearest key is too many bandwidths away); a larger bandwidth, or inputs in other "
+        "units, is needed — nothing was written",
+        st.empty_rows, kernel_describe(kern)));
   // Staged only now, after every input was read: both files appear, or neither.
   io::atomic_writer writer;
   stage_output<T>(writer, o.out, out.cview());

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -149,6 +150,37 @@ std::string encode_output(const std::string& path, const_matrix_view<T> a) {
   return io::csv_encode(names, cols);
 }
 
+namespace {
+
+// Kernel smoothing squares distances and residuals: a column with a value beyond ±1e150, or
+// that is not constant but spans less than 1e-150, would square to inf or 0 in float64 and give
+// an empty fit, zero densities or a false "constant" — refused here with the reason instead.
+void check_data_scale(const io::csv_table& t) {
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    const auto& col = t.columns[c];
+    if (col.empty()) continue;
+    double lo = col[0], hi = col[0];
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < col.size(); ++i) {
+      lo = std::min(lo, col[i]), hi = std::max(hi, col[i]);
+      if (std::abs(col[i]) > std::abs(col[at])) at = i;
+    }
+    const std::string& name = t.names[c];
+    if (std::abs(col[at]) > 1e150)
+      throw user_error(fmt::format(
+          "{}: column '{}' holds {:.6g} (data row {}): kernel distances of values beyond ±1e150 "
+          "overflow float64 when squared; rescale the column (e.g. to units of 1e150)",
+          t.source, name, col[at], at + 1));
+    if (hi > lo && hi - lo < 1e-150)
+      throw user_error(fmt::format(
+          "{}: column '{}' spans only {:.3g}: kernel distances below 1e-150 vanish when squared in "
+          "float64; rescale the column (e.g. to units of its spread)",
+          t.source, name, hi - lo));
+  }
+}
+
+}  // namespace
+
 io::csv_table read_data_columns(const std::string& path, const std::vector<std::string>& columns,
                                 const std::string& na, bool quiet) {
   if (na != "error" && na != "drop")
@@ -157,6 +189,7 @@ io::csv_table read_data_columns(const std::string& path, const std::vector<std::
   opt.columns = columns;
   opt.drop_blank = na == "drop";
   io::csv_table t = io::csv_read(path, opt);
+  check_data_scale(t);
   if (t.dropped_rows > 0 && !quiet)
     fmt::print(stderr, "kf: note: {}: skipped {} rows with a blank cell (--na drop)\n", path,
                t.dropped_rows);

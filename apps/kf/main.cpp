@@ -64,6 +64,21 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  std::string known;
+  bool found = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+    found = found || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !found) {
+    // CLI11 would only say that a subcommand is required: name the one that is not known.
+    const std::string name = argv[1];
+    fmt::print(stderr,
+               "kf: error: unknown subcommand '{}' (one of: {})\nRun 'kf --help' for the "
+               "options and examples.\n",
+               name.size() > 80 ? name.substr(0, 77) + "..." : name, known);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,12 +2,16 @@
 // resolved kernel split into factors (column blocks), and per-dimension bandwidth scaling.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "detail/counter_mask.hpp"
@@ -123,6 +127,51 @@ void validate_inputs(const_matrix_view<T> q, const_matrix_view<T> k, const_matri
                                                  " must be positive and finite");
     }
   }
+}
+
+// A number for a message: 3 significant digits ("1e-160", not "0.000000").
+inline std::string short_number(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", x);
+  return b;
+}
+
+// Scale before squaring (smooth_forward, smooth_weights). A single distance kernel whose one
+// length is its bandwidth h (gaussian, laplacian, cauchy, rational quadratic, the compact
+// kernels) computes -|q - k|^2 / (2h^2) and the like: with h below sqrt(T's smallest normal)
+// h^2 underflows (every weight 0, or NaN), and with |q|, |k| or h beyond sqrt(T's largest) a
+// square overflows. There the call is rewritten to the per-dimension route with h_c = h and
+// bandwidth 1, which divides q and k by h first: the same weights, computed where T holds
+// them. Inputs whose ratio to h exceeds T's range cannot be scaled either way:
+// std::invalid_argument says so. Returns true when kern and opt were rewritten.
+template <class T>
+bool rescale_extreme(kernel_spec& kern, smooth_options& opt, const_matrix_view<T> q,
+                     const_matrix_view<T> k) {
+  if (kern.is_product() || !opt.bandwidth_per_dim.empty()) return false;
+  const bool length_only = std::visit(
+      [](const auto& kk) {
+        using K = std::decay_t<decltype(kk)>;
+        return std::is_same_v<K, kernel_gaussian> || std::is_same_v<K, kernel_laplacian> ||
+               std::is_same_v<K, kernel_cauchy> || std::is_same_v<K, kernel_rational_quadratic> ||
+               K::compact;
+      },
+      kern.first);
+  const double h = kernel_param(kern.first);
+  if (!length_only || !(h > 0) || !std::isfinite(h)) return false;  // resolve() reports bad h
+  const double lo = std::sqrt(double(std::numeric_limits<T>::min())) * 1e3,
+               hi = std::sqrt(double(std::numeric_limits<T>::max())) * 1e-3;
+  double big = 0;
+  for (const auto* a : {&q, &k})
+    for (index i = 0; i < a->rows; ++i)
+      for (index c = 0; c < a->cols; ++c) big = std::max(big, std::abs(double((*a)(i, c))));
+  if (h >= lo && h <= hi && big <= hi) return false;
+  if (big / h > double(std::numeric_limits<T>::max()) * 1e-3)
+    throw std::invalid_argument(
+        "smooth: bandwidth " + short_number(h) + " is too small for inputs as large as " +
+        short_number(big) + ": their ratio exceeds the floating-point range (rescale the inputs)");
+  opt.bandwidth_per_dim.assign(static_cast<std::size_t>(q.cols), h);
+  kernel_set_param(kern.first, 1.0);
+  return true;
 }
 
 // q and k divided column-wise by the per-dimension bandwidths (or the originals, unscaled).

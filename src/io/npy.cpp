@@ -22,11 +22,15 @@ namespace {
   throw std::runtime_error(fmt::format("{}: {}", name, what));
 }
 
-// At most ~80 characters of a header fragment, for messages.
+// At most ~80 characters of a header fragment, for messages: one line, so control bytes (a line
+// break inside a corrupted header) are shown as '?'.
 std::string quote(std::string_view s) {
   const std::size_t end = s.find_first_of(",}");
   s = s.substr(0, end);
-  return s.size() > 80 ? std::string(s.substr(0, 77)) + "..." : std::string(s);
+  std::string q = s.size() > 80 ? std::string(s.substr(0, 77)) + "..." : std::string(s);
+  for (char& c : q)
+    if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') c = '?';
+  return q;
 }
 
 // The value text after 'key': in the header dict.
@@ -89,7 +93,10 @@ void convert_values(const char* src, const npy_header& h, T* dst) {
     }
     return static_cast<T>(f);
   };
-  // Fortran order stores column by column: element (i, c) is at c * rows + i.
+  // Fortran order stores column by column: element (i, c) is at c * rows + i. An empty array
+  // (a zero dimension) has nothing to convert, however large its other dimension (a fuzzing
+  // finding: a (2^57, 0) shape spun through 2^57 empty rows).
+  if (h.count == 0) return;
   for (index i = 0; i < rows; ++i)
     for (index c = 0; c < cols; ++c) {
       const auto at = static_cast<std::size_t>(h.fortran_order ? c * rows + i : i * cols + c);

@@ -17,8 +17,10 @@
 namespace kf::model {
 
 std::string checkpoint_quote(const std::string& text) {
-  if (text.size() <= 80) return text;
-  return text.substr(0, 77) + "...";
+  std::string q = text.size() <= 80 ? text : text.substr(0, 77) + "...";
+  for (char& c : q)  // one line: control bytes shown as '?'
+    if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') c = '?';
+  return q;
 }
 
 std::string checkpoint_metadata_get(const std::map<std::string, std::string>& m,

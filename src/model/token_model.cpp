@@ -72,7 +72,15 @@ std::unique_ptr<token_model<float>> token_model_load(const checkpoint& ck) {
   const token_model_config cfg = token_model_config::from_metadata(ck.metadata);
   try {
     // Names and shapes first (nothing allocated); the tensors present then bound the model.
-    checkpoint_check_shapes(ck, token_model<float>(cfg, 0, false).params(), cfg.describe());
+    const token_model<float> shapes(cfg, 0, false);
+    checkpoint_check_shapes(ck, shapes.params(), cfg.describe());
+    // The sinusoidal table (context × d_model) is the one buffer the tensors do not bound.
+    if (!cfg.learned_positions &&
+        cfg.context * cfg.block.d_model > 16 * shapes.params().count() + (index(1) << 20))
+      throw std::runtime_error(fmt::format(
+          "checkpoint metadata 'context' = {} makes a positional table of {} x {} values, far "
+          "larger than the model",
+          cfg.context, cfg.context, cfg.block.d_model));
     auto m = std::make_unique<token_model<float>>(cfg, 0);
     checkpoint_apply(ck, m->params());
     return m;

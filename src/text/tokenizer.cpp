@@ -137,8 +137,11 @@ tokenizer tokenizer::from_metadata(const std::map<std::string, std::string>& m) 
         "checkpoint metadata holds no tokenizer (tokenizer, tokenizer_pieces)");
   tokenizer t;
   if (k->second != "char" && k->second != "word")
-    throw std::runtime_error(fmt::format(
-        "checkpoint metadata 'tokenizer' = '{}' is not char or word", k->second.substr(0, 80)));
+    throw std::runtime_error(
+        fmt::format("checkpoint metadata 'tokenizer' = '{}' is not char or word",
+                    k->second.size() <= 20 && k->second.find_first_of("\r\n") == std::string::npos
+                        ? k->second
+                        : std::string("(not a tokenizer name)")));
   t.kind_ = tokenizer_kind_parse(k->second);
   t.pieces_ = {"<unk>"};
   auto bad = [](const std::string& what) {

@@ -79,7 +79,7 @@ void checkpoint_check_shapes(const checkpoint& ck, const nn::parameters<float>& 
 // unexpected or mis-shaped tensors. Training-state tensors (kTrainStatePrefix) are skipped.
 void checkpoint_apply(const checkpoint& ck, nn::parameters<float>& params);
 
-// At most ~80 characters of TEXT, for messages.
+// At most ~80 characters of TEXT on one line (control bytes as '?'), for messages.
 std::string checkpoint_quote(const std::string& text);
 
 }  // namespace kf::model
