@@ -1,121 +1,101 @@
 // kf serve — the interactive explorer: a real HTTP server (cpp-httplib, loopback by default)
-// serving web/explorer/ and a small JSON API computed by the C++ core (explore/explorer.hpp).
-//   GET /api/functions, /api/kernels
-//   GET /api/smooth?function=&n=&noise=&seed=&kernel=&bandwidth=&temperature=&grid=
-//   GET /api/profile?<same>&point=i
+// serving web/explorer/ and the JSON API of serve_api.hpp, computed by the C++ core.
 // Bad, oversized or out-of-range requests get a 4xx and {"error": "..."}; static files are served
 // only from inside the web folder (httplib rejects ".." paths; the folder is canonicalized).
+// Nothing is compressed (see no_compression); idle connections cannot starve new ones (see
+// elastic_pool and the timeouts in run()).
 #include <fmt/format.h>
 #include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
-#include <cmath>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common.hpp"
-#include "kernelformer/explore/explorer.hpp"
+#include "serve_api.hpp"
 
 namespace kf::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 
 struct serve_options {
   int port = 8080;
   std::string host = "127.0.0.1", web_dir;
 };
 
-struct bad_request : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// httplib gives each connection a worker for its whole keep-alive life, so a fixed pool of 8
+// (httplib's default here) is stalled by 8 idle sockets. This queue starts another thread
+// whenever a connection arrives and no worker is idle, up to `max`: a worker stays free for a new
+// request as long as fewer than `max` connections are open; beyond that, the timeouts in run()
+// bound how long an idle one holds its thread.
+class elastic_pool final : public httplib::TaskQueue {
+ public:
+  explicit elastic_pool(std::size_t max) : max_(max) {}
+  ~elastic_pool() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(std::move(fn));
+    if (idle_ < jobs_.size() && threads_.size() < max_)
+      threads_.emplace_back([this] { work(); });
+    else
+      cond_.notify_one();
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cond_.notify_all();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock lock(mutex_);
+        ++idle_;
+        cond_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+        --idle_;
+        if (jobs_.empty()) return;  // stopping, nothing left to run
+        fn = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      fn();
+    }
+  }
+
+  std::size_t max_, idle_ = 0;
+  bool stop_ = false;
+  std::mutex mutex_;
+  std::condition_variable cond_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;
 };
 
-std::string param(const httplib::Request& req, const char* name, const std::string& fallback) {
-  if (!req.has_param(name)) return fallback;
-  std::string v = req.get_param_value(name);
-  if (v.size() > 200) throw bad_request(fmt::format("{}: value too long", name));
-  return v;
-}
-
-double param_double(const httplib::Request& req, const char* name, double fallback) {
-  if (!req.has_param(name)) return fallback;
-  const std::string v = param(req, name, "");
-  try {
-    std::size_t used = 0;
-    const double x = std::stod(v, &used);
-    if (used != v.size() || !std::isfinite(x)) throw std::invalid_argument(v);
-    return x;
-  } catch (const std::logic_error&) {
-    throw bad_request(fmt::format("{}: '{}' is not a finite number", name, v));
-  }
-}
-
-index param_index(const httplib::Request& req, const char* name, index fallback) {
-  if (!req.has_param(name)) return fallback;
-  const double x = param_double(req, name, 0);
-  if (x != std::floor(x) || std::abs(x) > 1e9)
-    throw bad_request(fmt::format("{}: '{}' is not an integer", name, param(req, name, "")));
-  return static_cast<index>(x);
-}
-
-explorer_request parse_request(const httplib::Request& req) {
-  explorer_request r;
-  r.function = param(req, "function", r.function);
-  r.n = param_index(req, "n", r.n);
-  r.noise = param_double(req, "noise", r.noise);
-  const index seed = param_index(req, "seed", 0);
-  if (seed < 0) throw bad_request("seed: must be >= 0");
-  r.seed = static_cast<std::uint64_t>(seed);
-  r.kernel = param(req, "kernel", r.kernel);
-  r.bandwidth = param_double(req, "bandwidth", r.bandwidth);
-  r.temperature = param_double(req, "temperature", r.temperature);
-  r.grid = param_index(req, "grid", r.grid);
-  try {
-    explorer_validate(r);
-  } catch (const std::invalid_argument& e) {
-    throw bad_request(e.what());
-  }
-  return r;
-}
-
-json rows_of(const matrix<double>& m) {
-  json a = json::array();
-  for (index i = 0; i < m.rows(); ++i) {
-    json row = json::array();
-    for (index j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
-    a.push_back(std::move(row));
-  }
-  return a;
-}
-
-void reply(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_header("Cache-Control", "no-store");
-  res.set_content(body.dump(), "application/json");
-}
-
-// Wraps an API handler: bad requests → 400, bad indices → 404-free 400, anything else → 500.
-template <class Fn>
-httplib::Server::Handler api(Fn fn) {
-  return [fn](const httplib::Request& req, httplib::Response& res) {
-    try {
-      reply(res, 200, fn(req));
-    } catch (const bad_request& e) {
-      reply(res, 400, {{"error", e.what()}});
-    } catch (const std::out_of_range& e) {
-      reply(res, 400, {{"error", e.what()}});
-    } catch (const std::invalid_argument& e) {
-      reply(res, 400, {{"error", e.what()}});
-    } catch (const std::exception& e) {
-      reply(res, 500, {{"error", std::string("internal error: ") + e.what()}});
-    }
-  };
+// httplib 0.11 compresses every JSON, JavaScript and text answer whenever the request's
+// Accept-Encoding names br or gzip, which every browser's does: Brotli at its slowest setting
+// (quality 11) took 2.8 s for the 1.35 MB /api/smooth answer that took 0.13 s plain. The answers
+// are now ≤ ~110 KB and the server is meant for loopback, where sending them costs well under a
+// millisecond, so compression never pays here. httplib decides from the request's header when it
+// writes the answer; this hook runs first, on the Request object httplib owns (non-const; the
+// hook's signature makes it const), and drops the header, so nothing is compressed.
+httplib::Server::HandlerResponse no_compression(const httplib::Request& req, httplib::Response&) {
+  const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+  return httplib::Server::HandlerResponse::Unhandled;
 }
 
 fs::path find_web_dir(const std::string& given) {
@@ -147,66 +127,20 @@ void run(const serve_options& o) {
   const fs::path web = find_web_dir(o.web_dir);
   httplib::Server svr;
   svr.set_payload_max_length(16 * 1024);
-  svr.set_read_timeout(5, 0);
+  // Bounded waits: a connection that sends nothing, or goes quiet between requests, holds its
+  // worker for at most 2 s (httplib counts the keep-alive wait in whole seconds).
+  svr.set_read_timeout(2, 0);
   svr.set_write_timeout(5, 0);
   svr.set_keep_alive_max_count(100);
-  svr.set_keep_alive_timeout(5);
+  svr.set_keep_alive_timeout(2);
+  svr.new_task_queue = [] { return new elastic_pool(64); };
+  // httplib writes the headers and the body separately; with Nagle's algorithm the body of a small
+  // answer waited for the client's delayed ACK of the headers: ~40 ms per request in Chromium.
+  svr.set_tcp_nodelay(true);
+  svr.set_pre_routing_handler(no_compression);
   if (!svr.set_mount_point("/", web.string()))
     throw user_error(fmt::format("cannot serve {}", web.string()));
-
-  svr.Get("/api/functions", api([](const httplib::Request&) {
-            json a = json::array();
-            for (const auto& f : explorer_functions())
-              a.push_back(
-                  {{"name", f.name}, {"description", f.description}, {"lo", f.lo}, {"hi", f.hi}});
-            return json{{"functions", a}};
-          }));
-  svr.Get("/api/kernels", api([](const httplib::Request&) {
-            json a = json::array();
-            for (const auto& k : kernel_catalog())
-              if (k.arg == kernel_arg::sqdist)
-                a.push_back({{"name", std::string(k.name)},
-                             {"description", std::string(k.doc)},
-                             {"compact", k.compact}});
-            return json{{"kernels", a}};
-          }));
-  svr.Get("/api/smooth", api([](const httplib::Request& req) {
-            const explorer_request r = parse_request(req);
-            const auto t0 = std::chrono::steady_clock::now();
-            const explorer_result res = explorer_compute(r);
-            const double ms =
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                    .count();
-            return json{{"x", res.data.x},
-                        {"y", res.data.y},
-                        {"grid", res.data.grid},
-                        {"truth", res.data.truth},
-                        {"nw", res.nw},
-                        {"attention", res.attention},
-                        {"bandwidth", r.bandwidth},
-                        {"bandwidth_loo", res.bandwidth_loo},
-                        {"temperature", r.temperature},
-                        {"attention_bandwidth", res.attention_bandwidth},
-                        {"kernel", r.kernel},
-                        {"function", r.function},
-                        {"heatmap",
-                         {{"rows", res.heat_rows},
-                          {"cols", r.n},
-                          {"row_x", res.heat_x},
-                          {"nw", rows_of(res.heat_nw)},
-                          {"attention", rows_of(res.heat_attention)}}},
-                        {"elapsed_ms", ms}};
-          }));
-  svr.Get("/api/profile", api([](const httplib::Request& req) {
-            const explorer_request r = parse_request(req);
-            if (!req.has_param("point")) throw bad_request("point: missing (an index 0..n-1)");
-            const index i = param_index(req, "point", 0);
-            const explorer_profile p = explorer_point_profile(r, i);
-            return json{{"point", i}, {"x0", p.x0}, {"nw", p.nw}, {"attention", p.attention}};
-          }));
-  svr.Get(R"(/api/.*)", [](const httplib::Request& req, httplib::Response& res) {
-    reply(res, 404, {{"error", "no such API endpoint: " + req.path}});
-  });
+  add_explorer_api(svr);
   svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty())
       res.set_content(fmt::format("{} {}\n", res.status, req.path.size() > 200 ? "" : req.path),

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <numeric>
 #include <random>
 #include <stdexcept>
 
+#include "kernelformer/explore/explorer_head.hpp"
+#include "kernelformer/explore/seed001_data.hpp"
 #include "kernelformer/masks.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "kernelformer/smooth.hpp"
@@ -18,78 +21,182 @@ namespace kf {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
+constexpr index kHeatRows = 60, kHeatCols = 120;
 
 double truth_of(const std::string& f, double x) {
-  if (f == "seed001") return 2 * std::sin(x);
+  if (f == "seed001" || f == "seed001_numpy") return 2 * std::sin(x);
   if (f == "sin") return std::sin(2 * kPi * x);
   if (f == "sinusoids") return std::sin(2 * kPi * x) + 0.5 * std::sin(6 * kPi * x);
   if (f == "linear") return 1 + 2 * x;
   return x >= 0.5 ? 1.0 : 0.0;  // step
 }
 
-any_kernel distance_kernel(const explorer_request& r) {
-  kernel_spec ks;
-  try {
-    ks = kernel_parse(r.kernel);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("kernel: {}", e.what()));
-  }
-  if (ks.is_product() || kernel_arg_of(ks.first) != kernel_arg::sqdist)
-    throw std::invalid_argument(fmt::format(
-        "kernel: '{}' is not a distance kernel (gaussian, epanechnikov, boxcar, …)", r.kernel));
-  any_kernel k = ks.first;
-  kernel_set_param(k, r.bandwidth);
-  return k;
+const explorer_function_info* find_function(const std::string& name) {
+  static const auto fs = explorer_functions();
+  for (const auto& f : fs)
+    if (f.name == name) return &f;
+  return nullptr;
 }
 
-kernel_spec attention_kernel(double temperature) {
-  kernel_exp_dot k;
-  k.temperature = temperature;
-  return k;
+const explorer_kernel_info* find_kernel(const std::vector<explorer_kernel_info>& ks,
+                                        std::string_view name) {
+  for (const auto& k : ks)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+// "name:a=1,b=2" → {a: 1, b: 2} (the canonical text kernel_format writes).
+std::map<std::string, double> format_params(const kernel_spec& ks) {
+  std::map<std::string, double> out;
+  const std::string s = kernel_format(ks);
+  std::size_t p = s.find(':');
+  while (p != std::string::npos) {
+    const std::size_t eq = s.find('=', p + 1), next = s.find(',', p + 1);
+    out[s.substr(p + 1, eq - p - 1)] = std::stod(s.substr(eq + 1, next - eq - 1));
+    p = next;
+  }
+  return out;
+}
+
+// Parses `text` as one kernel listed in `ks` and checks its extra parameters' ranges.
+kernel_spec parse_listed(const std::string& text, const std::vector<explorer_kernel_info>& ks,
+                         const char* what, const char* kind) {
+  kernel_spec spec;
+  try {
+    spec = kernel_parse(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", what, e.what()));
+  }
+  const explorer_kernel_info* info =
+      spec.is_product() ? nullptr : find_kernel(ks, kernel_name(spec.first));
+  if (!info) throw std::invalid_argument(fmt::format("{}: '{}' is not {}", what, text, kind));
+  const auto values = format_params(spec);
+  for (const auto& p : info->params) {
+    const auto it = values.find(p.key);
+    const double v = it == values.end() ? p.value : it->second;
+    if (!(v >= p.lo && v <= p.hi))
+      throw std::invalid_argument(fmt::format("{}: {} {} = {} is outside [{}, {}]", what,
+                                              info->name, p.key, v, p.lo, p.hi));
+  }
+  return spec;
 }
 
 matrix<double> column(const std::vector<double>& v) {
   matrix<double> m(static_cast<index>(v.size()), 1);
-  for (std::size_t i = 0; i < v.size(); ++i) m(static_cast<index>(i), 0) = v[i];
+  std::copy(v.begin(), v.end(), m.data());
   return m;
 }
 
-// Smooths y at the queries; NaN where the row is empty.
-std::vector<double> smooth_curve(const const_matrix_view<double> q,
-                                 const const_matrix_view<double> k, const std::vector<double>& y,
-                                 const kernel_spec& kern) {
+// Smooths the values v at the queries; NaN where the row is empty.
+std::vector<double> smooth_curve(const_matrix_view<double> q, const_matrix_view<double> k,
+                                 const matrix<double>& v, const kernel_spec& kern) {
   const index g = q.rows;
-  const matrix<double> v = column(y);
   matrix<double> out(g, 1);
   std::vector<double> lse(static_cast<std::size_t>(g));
   smooth_forward<double>(out.view(), lse, q, k, v.cview(), kern, mask::none());
   std::vector<double> r(static_cast<std::size_t>(g));
-  for (index i = 0; i < g; ++i)
-    r[static_cast<std::size_t>(i)] = std::isinf(lse[static_cast<std::size_t>(i)])
-                                         ? std::numeric_limits<double>::quiet_NaN()
-                                         : out(i, 0);
+  for (std::size_t i = 0; i < r.size(); ++i)
+    r[i] = std::isinf(lse[i]) ? std::numeric_limits<double>::quiet_NaN()
+                              : out(static_cast<index>(i), 0);
   return r;
+}
+
+// The weights of query rows q summed over runs of consecutive keys (run c is keys [first[c],
+// first[c + 1])): the primitive with one-hot values, v_jc = 1 when key j is in run c, so
+// out_ic = Σ_{j ∈ run c} p_ij — the fast path, no n-wide row is ever written out.
+matrix<double> run_weights(const_matrix_view<double> q, const_matrix_view<double> k,
+                           const std::vector<index>& first, const kernel_spec& kern) {
+  const index cols = static_cast<index>(first.size()) - 1;
+  matrix<double> v(k.rows, cols), out(q.rows, cols);
+  for (index c = 0; c < cols; ++c)
+    for (index j = first[std::size_t(c)]; j < first[std::size_t(c) + 1]; ++j) v(j, c) = 1;
+  smooth_forward<double>(out.view(), {}, q, k, v.cview(), kern, mask::none());
+  return out;
+}
+
+matrix<double> rows_of(const matrix<double>& m, const std::vector<index>& pick) {
+  matrix<double> out(static_cast<index>(pick.size()), m.cols());
+  for (std::size_t i = 0; i < pick.size(); ++i)
+    for (index c = 0; c < m.cols(); ++c) out(static_cast<index>(i), c) = m(pick[i], c);
+  return out;
 }
 
 }  // namespace
 
 std::vector<explorer_function_info> explorer_functions() {
   return {
-      {"seed001", "2 sin x + noise, x ~ U(0, 6) (seed 001: KNN vs Gaussian kernel regression)", 0,
-       6},
+      {"seed001_numpy",
+       "seed 001's 40 points exactly: numpy.random.seed(42); x = uniform(0, 6, 40), "
+       "y = 2 sin x + normal(size=40)",
+       0, 6, 40},
+      {"seed001", "2 sin x + noise, x ~ U(0, 6): seed 001's function, any n", 0, 6},
       {"sin", "sin 2πx + noise, x ~ U(0, 1)", 0, 1},
-      {"sinusoids", "sin 2πx + ½ sin 6πx + noise on n evenly spaced points of [0, 1] (seed 002)", 0,
-       1},
+      {"sinusoids",
+       "sin 2πx + ½ sin 6πx + noise on n evenly spaced points of [0, 1] (seed 002: n = 50, "
+       "no noise)",
+       0, 1},
       {"linear", "1 + 2x + noise: nearly linear, so a large bandwidth is fine (seed 000)", 0, 1},
       {"step", "1[x ≥ ½] + noise: a jump that every smoother blurs", 0, 1}};
 }
 
+std::vector<explorer_kernel_info> explorer_kernels() {
+  std::vector<explorer_kernel_info> out;
+  for (const auto& k : kernel_catalog()) {
+    if (k.arg != kernel_arg::sqdist) continue;
+    explorer_kernel_info e{std::string(k.name), std::string(k.doc), k.compact, {}};
+    if (k.name == "rational_quadratic")
+      e.params.push_back({"alpha", "α", 1, 0.05, 100, false, true});
+    if (k.name == "periodic" || k.name == "locally_periodic")
+      e.params.push_back({"period", "period p", 1, 0.02, 20, false, true});
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<explorer_kernel_info> explorer_attention_kernels() {
+  std::vector<explorer_kernel_info> out;
+  for (const auto& k : kernel_catalog()) {
+    if (k.arg != kernel_arg::dot) continue;
+    explorer_kernel_info e{std::string(k.name), std::string(k.doc), k.compact, {}};
+    if (k.name == "polynomial") {
+      e.params.push_back({"degree", "degree p", 2, 1, 8, true, false});
+      e.params.push_back({"c", "offset c", 1, -2, 10, false, false});
+    }
+    if (k.name == "linear") e.params.push_back({"c", "offset c", 0, -2, 10, false, false});
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+kernel_spec explorer_nw_kernel(const explorer_request& r) {
+  static const auto ks = explorer_kernels();
+  kernel_spec spec = parse_listed(r.kernel, ks, "kernel",
+                                  "a distance kernel (gaussian, epanechnikov, periodic, …)");
+  kernel_set_param(spec.first, r.bandwidth);
+  return spec;
+}
+
+kernel_spec explorer_attention_kernel(const explorer_request& r) {
+  static const auto ks = explorer_attention_kernels();
+  kernel_spec spec = parse_listed(r.attention_kernel, ks, "attention_kernel",
+                                  "a dot kernel (exp_dot, polynomial, linear)");
+  kernel_set_param(spec.first, r.temperature);
+  return spec;
+}
+
+const std::vector<std::string>& explorer_attention_modes() {
+  static const std::vector<std::string> m = {"identity", "random", "mimic", "data"};
+  return m;
+}
+
 void explorer_validate(const explorer_request& r) {
-  const auto fs = explorer_functions();
-  if (std::none_of(fs.begin(), fs.end(), [&](const auto& f) { return f.name == r.function; }))
-    throw std::invalid_argument(
-        fmt::format("function: unknown '{}' (seed001, sin, sinusoids, linear, step)", r.function));
-  if (r.n < 2 || r.n > 2000)
+  const auto* f = find_function(r.function);
+  if (!f) {
+    std::string names;
+    for (const auto& g : explorer_functions()) names += (names.empty() ? "" : ", ") + g.name;
+    throw std::invalid_argument(fmt::format("function: unknown '{}' ({})", r.function, names));
+  }
+  if (!f->fixed_n && (r.n < 2 || r.n > 2000))
     throw std::invalid_argument(fmt::format("n: {} is outside 2..2000", r.n));
   if (!(r.noise >= 0 && r.noise <= 10))
     throw std::invalid_argument(fmt::format("noise: {} is outside [0, 10]", r.noise));
@@ -99,30 +206,44 @@ void explorer_validate(const explorer_request& r) {
     throw std::invalid_argument(fmt::format("temperature: {} is outside (0, 1000]", r.temperature));
   if (r.grid < 10 || r.grid > 2000)
     throw std::invalid_argument(fmt::format("grid: {} is outside 10..2000", r.grid));
-  distance_kernel(r);
+  explorer_nw_kernel(r);
+  explorer_attention_kernel(r);
+  const auto& modes = explorer_attention_modes();
+  if (std::find(modes.begin(), modes.end(), r.attention) == modes.end())
+    throw std::invalid_argument(
+        fmt::format("attention: unknown mode '{}' (identity, random, mimic, data)", r.attention));
 }
 
 explorer_data explorer_make_data(const explorer_request& r) {
   explorer_validate(r);
+  const auto& f = *find_function(r.function);
   explorer_data d;
-  for (const auto& f : explorer_functions())
-    if (f.name == r.function) d.lo = f.lo, d.hi = f.hi;
-  std::mt19937_64 rng(r.seed);
-  std::uniform_real_distribution<double> u(d.lo, d.hi);
-  std::normal_distribution<double> g(0.0, 1.0);
-  const auto n = static_cast<std::size_t>(r.n);
-  d.x.resize(n);
-  for (std::size_t i = 0; i < n; ++i)
-    d.x[i] = r.function == "sinusoids" ? d.lo + (d.hi - d.lo) * double(i) / double(n - 1) : u(rng);
-  std::sort(d.x.begin(), d.x.end());
-  d.y.resize(n);
-  for (std::size_t i = 0; i < n; ++i) d.y[i] = truth_of(r.function, d.x[i]) + r.noise * g(rng);
+  d.lo = f.lo, d.hi = f.hi;
+  if (f.name == "seed001_numpy") {
+    std::vector<std::size_t> order(demo::seed001_x.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(),
+              [](std::size_t a, std::size_t b) { return demo::seed001_x[a] < demo::seed001_x[b]; });
+    for (std::size_t i : order)
+      d.x.push_back(demo::seed001_x[i]), d.y.push_back(demo::seed001_y[i]);
+  } else {
+    std::mt19937_64 rng(r.seed);
+    std::uniform_real_distribution<double> u(d.lo, d.hi);
+    std::normal_distribution<double> g(0.0, 1.0);
+    const auto n = static_cast<std::size_t>(r.n);
+    d.x.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
+      d.x[i] = f.name == "sinusoids" ? d.lo + (d.hi - d.lo) * double(i) / double(n - 1) : u(rng);
+    std::sort(d.x.begin(), d.x.end());
+    d.y.resize(n);
+    for (std::size_t i = 0; i < n; ++i) d.y[i] = truth_of(f.name, d.x[i]) + r.noise * g(rng);
+  }
   const auto G = static_cast<std::size_t>(r.grid);
   d.grid.resize(G);
   d.truth.resize(G);
   for (std::size_t i = 0; i < G; ++i) {
     d.grid[i] = d.lo + (d.hi - d.lo) * double(i) / double(G - 1);
-    d.truth[i] = truth_of(r.function, d.grid[i]);
+    d.truth[i] = truth_of(f.name, d.grid[i]);
   }
   return d;
 }
@@ -144,59 +265,80 @@ double explorer_equivalent_bandwidth(double temperature, double lo, double hi) {
   return std::sqrt(temperature / (w1 * w1 + w2 * w2));
 }
 
-explorer_result explorer_compute(const explorer_request& r) {
+explorer_result explorer_compute(const explorer_request& r, const explorer_head& head) {
   explorer_result res;
   res.data = explorer_make_data(r);
   const auto& d = res.data;
-  const kernel_spec nw_kernel = distance_kernel(r);
-  const kernel_spec att_kernel = attention_kernel(r.temperature);
-  const matrix<double> xg = column(d.grid), xk = column(d.x);
-  const matrix<double> fg = explorer_features(d.grid, d.lo, d.hi),
-                       fk = explorer_features(d.x, d.lo, d.hi);
-  res.nw = smooth_curve(xg.cview(), xk.cview(), d.y, nw_kernel);
-  res.attention = smooth_curve(fg.cview(), fk.cview(), d.y, att_kernel);
-  res.attention_bandwidth = explorer_equivalent_bandwidth(r.temperature, d.lo, d.hi);
-  try {
-    regression_spec spec;
-    spec.kernel = distance_kernel(r);
-    kernel_set_param(spec.kernel, 1.0);
-    spec.bandwidth = {r.bandwidth};
-    spec.exact = true;
-    const auto fit = regression_fit_data(spec, xk.cview(), d.y, bandwidth_criterion::loo_cv);
-    res.bandwidth_loo = fit.spec.bandwidth.at(0);
-  } catch (const std::invalid_argument&) {
-    res.bandwidth_loo = std::numeric_limits<double>::quiet_NaN();
-  }
-  // Heatmap rows: up to 60 grid points, evenly spaced.
-  const index G = r.grid, rows = std::min<index>(60, G);
+  const index n = static_cast<index>(d.x.size());
+  const kernel_spec nw_kernel = explorer_nw_kernel(r);
+  const matrix<double> xg = column(d.grid), xk = column(d.x), yk = column(d.y);
+  const matrix<double> qg = explorer_head_queries(head, d.grid, d.lo, d.hi),
+                       kk = explorer_head_keys(head, d.x, d.lo, d.hi),
+                       vk = explorer_head_values(head, d.x, d.y, d.lo, d.hi);
+  res.nw = smooth_curve(xg.cview(), xk.cview(), yk, nw_kernel);
+  res.attention = smooth_curve(qg.cview(), kk.cview(), vk, head.kernel);
+  res.attention_bandwidth = head.mode == "identity" && r.attention_kernel == "exp_dot"
+                                ? explorer_equivalent_bandwidth(r.temperature, d.lo, d.hi)
+                                : std::numeric_limits<double>::quiet_NaN();
+  // Heatmap rows: up to 60 grid points, evenly spaced; columns: runs of ⌈n / 120⌉ points.
+  const index G = r.grid, rows = std::min(kHeatRows, G);
   std::vector<index> pick(static_cast<std::size_t>(rows));
   for (index i = 0; i < rows; ++i)
     pick[static_cast<std::size_t>(i)] = rows > 1 ? i * (G - 1) / (rows - 1) : 0;
-  res.heat_rows = rows;
   for (index p : pick) res.heat_x.push_back(d.grid[static_cast<std::size_t>(p)]);
-  res.heat_nw = matrix<double>(rows, r.n);
-  res.heat_attention = matrix<double>(rows, r.n);
-  smooth_weights<double>(res.heat_nw.view(), pick, xg.cview(), xk.cview(), nw_kernel, mask::none());
-  smooth_weights<double>(res.heat_attention.view(), pick, fg.cview(), fk.cview(), att_kernel,
-                         mask::none());
+  const index run = (n + kHeatCols - 1) / kHeatCols;
+  for (index j = 0; j < n; j += run) res.heat_col_first.push_back(j);
+  res.heat_col_first.push_back(n);
+  res.heat_nw = run_weights(rows_of(xg, pick).cview(), xk.cview(), res.heat_col_first, nw_kernel);
+  res.heat_attention =
+      run_weights(rows_of(qg, pick).cview(), kk.cview(), res.heat_col_first, head.kernel);
   return res;
 }
 
-explorer_profile explorer_point_profile(const explorer_request& r, index point) {
-  const explorer_data d = explorer_make_data(r);
-  if (point < 0 || point >= r.n)
-    throw std::out_of_range(fmt::format("point: {} is outside 0..{}", point, r.n - 1));
+index explorer_nearest_point(const explorer_data& d, double x0) {
+  if (d.x.empty()) throw std::out_of_range("no data points");
+  const auto it = std::lower_bound(d.x.begin(), d.x.end(), x0);
+  if (it == d.x.begin()) return 0;
+  if (it == d.x.end()) return static_cast<index>(d.x.size()) - 1;
+  const auto j = static_cast<index>(it - d.x.begin());
+  return x0 - *(it - 1) <= *it - x0 ? j - 1 : j;
+}
+
+explorer_profile explorer_point_profile(const explorer_request& r, const explorer_head& head,
+                                        const explorer_data& d, index point) {
+  const index n = static_cast<index>(d.x.size());
+  if (point < 0 || point >= n)
+    throw std::out_of_range(fmt::format("point: {} is outside 0..{}", point, n - 1));
   explorer_profile p;
+  p.point = point;
   p.x0 = d.x[static_cast<std::size_t>(point)];
-  const matrix<double> xk = column(d.x), fk = explorer_features(d.x, d.lo, d.hi);
-  matrix<double> w(1, r.n);
+  const matrix<double> xk = column(d.x);
+  const matrix<double> qk = explorer_head_queries(head, d.x, d.lo, d.hi),
+                       kk = explorer_head_keys(head, d.x, d.lo, d.hi);
+  matrix<double> w(1, n);
   const std::vector<index> rows = {point};
-  smooth_weights<double>(w.view(), rows, xk.cview(), xk.cview(), distance_kernel(r), mask::none());
-  p.nw.assign(w.values().begin(), w.values().end());
-  smooth_weights<double>(w.view(), rows, fk.cview(), fk.cview(), attention_kernel(r.temperature),
+  smooth_weights<double>(w.view(), rows, xk.cview(), xk.cview(), explorer_nw_kernel(r),
                          mask::none());
+  p.nw.assign(w.values().begin(), w.values().end());
+  smooth_weights<double>(w.view(), rows, qk.cview(), kk.cview(), head.kernel, mask::none());
   p.attention.assign(w.values().begin(), w.values().end());
   return p;
+}
+
+double explorer_loo_bandwidth(const explorer_request& r) {
+  const explorer_data d = explorer_make_data(r);
+  try {
+    regression_spec spec;
+    spec.kernel = explorer_nw_kernel(r).first;
+    kernel_set_param(spec.kernel, 1.0);
+    spec.bandwidth = {r.bandwidth};
+    spec.exact = true;
+    const matrix<double> xk = column(d.x);
+    const auto fit = regression_fit_data(spec, xk.cview(), d.y, bandwidth_criterion::loo_cv);
+    return fit.spec.bandwidth.at(0);
+  } catch (const std::invalid_argument&) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
 }
 
 }  // namespace kf

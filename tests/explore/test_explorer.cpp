@@ -1,19 +1,30 @@
-// The explorer's computations: deterministic data, NW curve = the regression module's fit,
-// attention on positional encodings = a stationary kernel exp((cos ω1 d + cos ω2 d) / T),
-// profiles that sum to one, range checks that name the parameter.
+// The explorer's computations: deterministic data (seed 001's 40 points exactly), NW curve = the
+// regression module's fit with the kernel's own parameters, identity attention on positional
+// encodings = a stationary kernel exp((cos ω1 d + cos ω2 d) / T), heatmap columns that sum their
+// runs of points, profiles that sum to one, range checks that name the parameter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include "kernelformer/explore/explorer.hpp"
+#include "kernelformer/explore/explorer_head.hpp"
+#include "kernelformer/explore/seed001_data.hpp"
+#include "kernelformer/masks.hpp"
 #include "kernelformer/regression/smoother.hpp"
+#include "kernelformer/smooth.hpp"
 
 namespace kf {
 namespace {
 
+matrix<double> column(const std::vector<double>& v) {
+  return matrix<double>(static_cast<index>(v.size()), 1, v);
+}
+
 TEST(Explorer, DataIsDeterministicSortedAndSized) {
   explorer_request r;
+  r.function = "seed001";
   const auto a = explorer_make_data(r), b = explorer_make_data(r);
   EXPECT_EQ(a.x, b.x);
   EXPECT_EQ(a.y, b.y);
@@ -36,37 +47,54 @@ TEST(Explorer, DataIsDeterministicSortedAndSized) {
       1e-15);
 }
 
-TEST(Explorer, NwCurveIsTheRegressionFit) {
+TEST(Explorer, Seed001NumpyIsTheSeedsFortyPointsWhateverNNoiseAndSeed) {
   explorer_request r;
-  r.kernel = "epanechnikov";
-  r.bandwidth = 0.8;
-  const auto res = explorer_compute(r);
-  regression_spec spec;
-  spec.kernel = kernel_epanechnikov{};
-  spec.bandwidth = {0.8};
-  matrix<double> x(40, 1), g(200, 1);
-  for (index i = 0; i < 40; ++i) x(i, 0) = res.data.x[std::size_t(i)];
-  for (index i = 0; i < 200; ++i) g(i, 0) = res.data.grid[std::size_t(i)];
-  const auto ev = regression_evaluate(spec, x.cview(), res.data.y, g.cview(), false);
-  for (std::size_t i = 0; i < 200; ++i) {
-    if (ev.defined[i]) {
-      EXPECT_NEAR(res.nw[i], ev.fit[i], 1e-12) << i;
-    } else {
-      EXPECT_TRUE(std::isnan(res.nw[i])) << i;  // undefined: no point within the support
-    }
+  r.function = "seed001_numpy";
+  r.n = 7, r.noise = 3, r.seed = 9;  // ignored by a fixed data set
+  const auto d = explorer_make_data(r);
+  ASSERT_EQ(d.x.size(), 40u);
+  EXPECT_TRUE(std::is_sorted(d.x.begin(), d.x.end()));
+  for (std::size_t i = 0; i < 40; ++i) {
+    const auto it = std::find(demo::seed001_x.begin(), demo::seed001_x.end(), d.x[i]);
+    ASSERT_NE(it, demo::seed001_x.end()) << i;
+    EXPECT_EQ(d.y[i], demo::seed001_y[std::size_t(it - demo::seed001_x.begin())]) << i;
   }
-  EXPECT_GT(res.bandwidth_loo, 0);
-  EXPECT_EQ(res.heat_rows, 60);
-  EXPECT_EQ(res.heat_nw.cols(), 40);
+  r.n = 5000;  // out of range for drawn data, fine for a fixed set
+  EXPECT_NO_THROW(explorer_validate(r));
 }
 
-TEST(Explorer, AttentionIsAStationaryKernelOfTheDistance) {
+TEST(Explorer, NwCurveIsTheRegressionFitWithTheKernelsParameters) {
+  for (const char* kernel : {"epanechnikov", "periodic:period=2.5", "rational_quadratic:alpha=3"}) {
+    explorer_request r;
+    r.kernel = kernel;
+    r.bandwidth = 0.8;
+    const auto res = explorer_compute(r, explorer_make_head(r));
+    regression_spec spec;
+    spec.kernel = kernel_parse(kernel).first;
+    spec.bandwidth = {0.8};
+    const auto ev = regression_evaluate(spec, column(res.data.x).cview(), res.data.y,
+                                        column(res.data.grid).cview(), false);
+    for (std::size_t i = 0; i < 200; ++i) {
+      if (ev.defined[i]) {
+        EXPECT_NEAR(res.nw[i], ev.fit[i], 1e-12) << kernel << " " << i;
+      } else {
+        EXPECT_TRUE(std::isnan(res.nw[i])) << i;  // undefined: no point within the support
+      }
+    }
+  }
+  explorer_request r;
+  r.kernel = "periodic:period=2.5";
+  EXPECT_DOUBLE_EQ(std::get<kernel_periodic>(explorer_nw_kernel(r).first).period, 2.5);
+  EXPECT_GT(explorer_loo_bandwidth(r), 0);
+}
+
+TEST(Explorer, IdentityAttentionIsAStationaryKernelOfTheDistance) {
   explorer_request r;
   r.function = "sin";
   r.n = 30;
   r.temperature = 0.05;
   const auto d = explorer_make_data(r);
-  const auto p = explorer_point_profile(r, 12);
+  const auto p = explorer_point_profile(r, explorer_make_head(r), d, 12);
   const double w1 = std::numbers::pi / 2, w2 = std::numbers::pi;  // R = 1
   double z = 0;
   std::vector<double> want(30);
@@ -86,12 +114,51 @@ TEST(Explorer, AttentionIsAStationaryKernelOfTheDistance) {
   // Equivalent bandwidth: curvature of the exponent at d = 0.
   EXPECT_NEAR(explorer_equivalent_bandwidth(0.05, 0, 1), std::sqrt(0.05 / (w1 * w1 + w2 * w2)),
               1e-15);
-  EXPECT_THROW(explorer_point_profile(r, 30), std::out_of_range);
+  EXPECT_THROW(explorer_point_profile(r, explorer_make_head(r), d, 30), std::out_of_range);
+}
+
+TEST(Explorer, HeatmapColumnsSumTheWeightsOfTheirRunsOfPoints) {
+  for (index n : {40, 500}) {  // one point per column; runs of ⌈500/120⌉ = 5
+    explorer_request r;
+    r.function = "seed001";
+    r.n = n;
+    r.attention = "random";
+    const auto head = explorer_make_head(r);
+    const auto res = explorer_compute(r, head);
+    const auto& first = res.heat_col_first;
+    ASSERT_EQ(first.back(), n);
+    EXPECT_EQ(static_cast<index>(first.size()) - 1, n == 40 ? 40 : 100);
+    ASSERT_EQ(res.heat_x.size(), 60u);
+    // Row 17 by hand from smooth_weights over all n points.
+    const std::vector<index> row = {17 * 199 / 59};
+    matrix<double> w(1, n);
+    smooth_weights<double>(w.view(), row, column(res.data.grid).cview(), column(res.data.x).cview(),
+                           explorer_nw_kernel(r), mask::none());
+    double total = 0;
+    for (std::size_t c = 0; c + 1 < first.size(); ++c) {
+      double s = 0;
+      for (index j = first[c]; j < first[c + 1]; ++j) s += w(0, j);
+      EXPECT_NEAR(res.heat_nw(17, index(c)), s, 1e-12) << n << " " << c;
+      total += res.heat_attention(17, index(c));
+    }
+    EXPECT_NEAR(total, 1.0, 1e-12);
+  }
+}
+
+TEST(Explorer, NearestPointPicksByX) {
+  explorer_data d;
+  d.x = {0.0, 1.0, 2.0, 4.0};
+  EXPECT_EQ(explorer_nearest_point(d, -3), 0);
+  EXPECT_EQ(explorer_nearest_point(d, 0.5), 0);  // a tie: the lower index
+  EXPECT_EQ(explorer_nearest_point(d, 0.6), 1);
+  EXPECT_EQ(explorer_nearest_point(d, 3.1), 3);
+  EXPECT_EQ(explorer_nearest_point(d, 9), 3);
 }
 
 TEST(Explorer, RangeChecksNameTheParameter) {
   auto bad = [](auto edit, const std::string& word) {
     explorer_request r;
+    r.function = "seed001";
     edit(r);
     try {
       explorer_validate(r);
@@ -110,6 +177,10 @@ TEST(Explorer, RangeChecksNameTheParameter) {
   bad([](auto& r) { r.function = "cosh"; }, "function");
   bad([](auto& r) { r.kernel = "exp_dot"; }, "distance kernel");
   bad([](auto& r) { r.kernel = "nope"; }, "kernel");
+  bad([](auto& r) { r.kernel = "periodic:period=500"; }, "period = 500");
+  bad([](auto& r) { r.attention = "trained"; }, "attention: unknown mode");
+  bad([](auto& r) { r.attention_kernel = "gaussian"; }, "attention_kernel");
+  bad([](auto& r) { r.attention_kernel = "polynomial:degree=12"; }, "degree = 12");
 }
 
 }  // namespace

@@ -1,0 +1,382 @@
+#include "serve_api.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "kernelformer/explore/explorer.hpp"
+#include "kernelformer/explore/explorer_head.hpp"
+
+namespace kf::cli {
+namespace {
+
+using json = nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+struct bad_request : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+// ---- query parameters ----
+
+std::string param(const httplib::Request& req, const char* name, const std::string& fallback) {
+  if (!req.has_param(name)) return fallback;
+  std::string v = req.get_param_value(name);
+  if (v.size() > 200) throw bad_request(fmt::format("{}: value too long", name));
+  return v;
+}
+
+double param_double(const httplib::Request& req, const char* name, double fallback) {
+  if (!req.has_param(name)) return fallback;
+  const std::string v = param(req, name, "");
+  try {
+    std::size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used != v.size() || !std::isfinite(x)) throw std::invalid_argument(v);
+    return x;
+  } catch (const std::logic_error&) {
+    throw bad_request(fmt::format("{}: '{}' is not a finite number", name, v));
+  }
+}
+
+index param_index(const httplib::Request& req, const char* name, index fallback) {
+  if (!req.has_param(name)) return fallback;
+  const double x = param_double(req, name, 0);
+  if (x != std::floor(x) || std::abs(x) > 1e9)
+    throw bad_request(fmt::format("{}: '{}' is not an integer", name, param(req, name, "")));
+  return static_cast<index>(x);
+}
+
+explorer_request parse_request(const httplib::Request& req) {
+  explorer_request r;
+  r.function = param(req, "function", r.function);
+  r.n = param_index(req, "n", r.n);
+  r.noise = param_double(req, "noise", r.noise);
+  const index seed = param_index(req, "seed", 0);
+  if (seed < 0) throw bad_request("seed: must be >= 0");
+  r.seed = static_cast<std::uint64_t>(seed);
+  r.kernel = param(req, "kernel", r.kernel);
+  r.bandwidth = param_double(req, "bandwidth", r.bandwidth);
+  r.attention = param(req, "attention", r.attention);
+  r.attention_kernel = param(req, "attention_kernel", r.attention_kernel);
+  r.temperature = param_double(req, "temperature", r.temperature);
+  r.grid = param_index(req, "grid", r.grid);
+  try {
+    explorer_validate(r);
+  } catch (const std::invalid_argument& e) {
+    throw bad_request(e.what());
+  }
+  return r;
+}
+
+// ---- compact numbers ----
+
+// v rounded to `digits` significant digits (the nearest double to the decimal, so the JSON
+// writer's shortest round-trip form prints at most `digits` digits); |v| < 1e-15 becomes 0.
+double round_sig(double v, int digits) {
+  static const auto pow10 = [] {
+    std::array<double, 23> p{};
+    p[0] = 1;
+    for (std::size_t i = 1; i < p.size(); ++i) p[i] = p[i - 1] * 10;  // exact up to 1e22
+    return p;
+  }();
+  if (!std::isfinite(v) || v == 0) return v;
+  if (std::abs(v) < 1e-15) return 0.0;
+  const int e = digits - 1 - static_cast<int>(std::floor(std::log10(std::abs(v))));
+  if (e >= 0 && e < 23) return std::round(v * pow10[std::size_t(e)]) / pow10[std::size_t(e)];
+  if (e < 0 && -e < 23) return std::round(v / pow10[std::size_t(-e)]) * pow10[std::size_t(-e)];
+  return v;
+}
+
+json numbers(const std::vector<double>& v, int digits) {
+  json a = json::array();
+  for (double x : v) a.push_back(round_sig(x, digits));  // NaN is written as null
+  return a;
+}
+
+std::string base64(const std::vector<std::uint8_t>& b) {
+  static constexpr char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((b.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < b.size(); i += 3) {
+    const std::uint32_t v = std::uint32_t(b[i]) << 16 |
+                            (i + 1 < b.size() ? std::uint32_t(b[i + 1]) << 8 : 0) |
+                            (i + 2 < b.size() ? std::uint32_t(b[i + 2]) : 0);
+    out += tab[v >> 18 & 63];
+    out += tab[v >> 12 & 63];
+    out += i + 1 < b.size() ? tab[v >> 6 & 63] : '=';
+    out += i + 2 < b.size() ? tab[v & 63] : '=';
+  }
+  return out;
+}
+
+// A weight matrix as the heatmap draws it: levels 0..255 of w / max(w), row-major, base64.
+json levels(const matrix<double>& w) {
+  double mx = 0;
+  for (double v : w.values()) mx = std::max(mx, v);
+  std::vector<std::uint8_t> b(w.values().size());
+  for (std::size_t i = 0; i < b.size(); ++i)
+    b[i] = mx > 0 ? static_cast<std::uint8_t>(std::lround(255 * std::max(w.values()[i], 0.0) / mx))
+                  : 0;
+  return {{"scale", round_sig(mx, 4)}, {"levels", base64(b)}};
+}
+
+// ---- caches: trained heads, LOO bandwidths, head fits ----
+
+template <class V>
+class lru_cache {
+ public:
+  explicit lru_cache(std::size_t capacity) : capacity_(capacity) {}
+  std::shared_ptr<const V> get(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    const auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second.second);
+    return it->second.first;
+  }
+  void put(const std::string& key, std::shared_ptr<const V> v) {
+    std::lock_guard lock(mutex_);
+    if (const auto it = map_.find(key); it != map_.end()) {
+      order_.erase(it->second.second);
+      map_.erase(it);
+    }
+    order_.push_front(key);
+    map_.emplace(key, std::make_pair(std::move(v), order_.begin()));
+    if (map_.size() > capacity_) {
+      map_.erase(order_.back());
+      order_.pop_back();
+    }
+  }
+
+ private:
+  std::size_t capacity_;
+  std::mutex mutex_;
+  std::list<std::string> order_;  // most recent first
+  std::unordered_map<std::string,
+                     std::pair<std::shared_ptr<const V>, std::list<std::string>::iterator>>
+      map_;
+};
+
+template <class V, class Make>
+std::shared_ptr<const V> cached(lru_cache<V>& cache, const std::string& key, Make make, bool& hit) {
+  auto v = cache.get(key);
+  hit = v != nullptr;
+  if (!v) {
+    v = std::make_shared<const V>(make());
+    cache.put(key, v);
+  }
+  return v;
+}
+
+struct caches {
+  lru_cache<explorer_head> heads{16};
+  lru_cache<double> loo{64};
+  lru_cache<explorer_head_diagnostics> fits{64};
+};
+
+// ---- answers ----
+
+// Weights to 4 significant digits, and 0 below 1e-5 of the row's largest (a fraction of a pixel
+// in the profile plot): far from the query most weights then travel as "0".
+json weights(const std::vector<double>& w) {
+  double mx = 0;
+  for (double v : w) mx = std::max(mx, v);
+  json a = json::array();
+  for (double v : w) a.push_back(v < 1e-5 * mx ? 0.0 : round_sig(v, 4));
+  return a;
+}
+
+json profile_json(const explorer_profile& p) {
+  return {{"point", p.point},
+          {"x0", round_sig(p.x0, 6)},
+          {"nw", weights(p.nw)},
+          {"attention", weights(p.attention)}};
+}
+
+json head_json(const explorer_head& h, bool hit) {
+  std::vector<double> loss;  // at most ~120 points of the curve: every k-th step and the last
+  const std::size_t step = std::max<std::size_t>(1, (h.loss.size() + 119) / 120);
+  for (std::size_t i = 0; i < h.loss.size(); i += step) loss.push_back(h.loss[i]);
+  if (!h.loss.empty() && (h.loss.size() - 1) % step != 0) loss.push_back(h.loss.back());
+  return {{"mode", h.mode},
+          {"kernel", kernel_format(h.kernel)},
+          {"d", h.wq.cols()},
+          {"trained", h.steps > 0},
+          {"steps", h.steps},
+          {"points", h.train_points},
+          {"loss", numbers(loss, 4)},
+          {"loss_every", step},
+          {"loss_name", h.mode == "data" ? "leave-one-out MSE" : "weight RMSE vs the smoother"},
+          {"loss_before", round_sig(h.loss_before, 4)},
+          {"loss_after", round_sig(h.loss_after, 4)},
+          {"train_ms", round_sig(h.train_ms, 3)},
+          {"cached", hit}};
+}
+
+json smooth_answer(caches& c, const httplib::Request& req) {
+  const auto t0 = clock_type::now();
+  const explorer_request r = parse_request(req);
+  bool hit = false;
+  const auto head = cached(
+      c.heads, explorer_head_key(r), [&] { return explorer_make_head(r); }, hit);
+  const explorer_result res = explorer_compute(r, *head);
+  const auto& d = res.data;
+  json heat = {{"rows", res.heat_nw.rows()},      {"cols", res.heat_nw.cols()},
+               {"row_x", numbers(res.heat_x, 5)}, {"col_first", res.heat_col_first},
+               {"nw", levels(res.heat_nw)},       {"attention", levels(res.heat_attention)}};
+  json out = {{"function", r.function},
+              {"kernel", r.kernel},
+              {"bandwidth", r.bandwidth},
+              {"attention_mode", r.attention},
+              {"attention_kernel", r.attention_kernel},
+              {"temperature", r.temperature},
+              {"n", d.x.size()},
+              {"lo", d.lo},
+              {"hi", d.hi},
+              {"x", numbers(d.x, 5)},
+              {"y", numbers(d.y, 5)},
+              {"grid", numbers(d.grid, 6)},
+              {"truth", numbers(d.truth, 5)},
+              {"nw", numbers(res.nw, 5)},
+              {"attention", numbers(res.attention, 5)},
+              {"attention_bandwidth", round_sig(res.attention_bandwidth, 4)},
+              {"heatmap", std::move(heat)},
+              {"head", head_json(*head, hit)}};
+  index point = -1;
+  if (req.has_param("point")) {
+    point = param_index(req, "point", 0);
+  } else if (req.has_param("at")) {
+    point = explorer_nearest_point(d, param_double(req, "at", 0));
+  }
+  if (point >= 0) out["profile"] = profile_json(explorer_point_profile(r, *head, d, point));
+  out["elapsed_ms"] = round_sig(ms_since(t0), 3);
+  return out;
+}
+
+json fit_answer(caches& c, const httplib::Request& req) {
+  const auto t0 = clock_type::now();
+  const explorer_request r = parse_request(req);
+  bool hit_head = false, hit_loo = false, hit_fit = false;
+  const std::string head_key = explorer_head_key(r);
+  const auto head = cached(
+      c.heads, head_key, [&] { return explorer_make_head(r); }, hit_head);
+  explorer_request r1 = r;
+  r1.bandwidth = 1;  // the LOO search does not depend on the bandwidth asked for
+  const std::string data_key = fmt::format("{}|{}|{:.17g}|{}|{}", r.function, r.n, r.noise, r.seed,
+                                           kernel_format(explorer_nw_kernel(r1)));
+  const auto loo = cached(
+      c.loo, data_key, [&] { return explorer_loo_bandwidth(r); }, hit_loo);
+  const explorer_data d = explorer_make_data(r);
+  const auto fit = cached(
+      c.fits, head_key, [&] { return explorer_head_diagnose(*head, d.lo, d.hi); }, hit_fit);
+  json shapes = json::array();
+  for (const auto& s : fit->fit.shapes)
+    shapes.push_back({{"kernel", s.kernel},
+                      {"bandwidth", round_sig(s.median_bandwidth, 4)},
+                      {"offset", round_sig(s.median_offset, 4)},
+                      {"r2", round_sig(s.r2, 4)}});
+  return {{"bandwidth_loo", round_sig(*loo, 5)},
+          {"head",
+           {{"mode", head->mode},
+            {"shapes", shapes},
+            {"best", fit->fit.best},
+            {"asymmetry", round_sig(fit->asymmetry, 3)},
+            {"positions", fit->positions},
+            {"rows", fit->rows}}},
+          {"cached", hit_loo && hit_fit},
+          {"elapsed_ms", round_sig(ms_since(t0), 3)}};
+}
+
+void reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(body.dump(), "application/json");
+}
+
+// Wraps an API handler: bad requests and bad indices → 400, anything else → 500.
+template <class Fn>
+httplib::Server::Handler api(Fn fn) {
+  return [fn](const httplib::Request& req, httplib::Response& res) {
+    try {
+      reply(res, 200, fn(req));
+    } catch (const bad_request& e) {
+      reply(res, 400, {{"error", e.what()}});
+    } catch (const std::out_of_range& e) {
+      reply(res, 400, {{"error", e.what()}});
+    } catch (const std::invalid_argument& e) {
+      reply(res, 400, {{"error", e.what()}});
+    } catch (const std::exception& e) {
+      reply(res, 500, {{"error", std::string("internal error: ") + e.what()}});
+    }
+  };
+}
+
+json kernels_json(const std::vector<explorer_kernel_info>& ks) {
+  json a = json::array();
+  for (const auto& k : ks) {
+    json params = json::array();
+    for (const auto& p : k.params)
+      params.push_back({{"key", p.key},
+                        {"label", p.label},
+                        {"value", p.value},
+                        {"lo", p.lo},
+                        {"hi", p.hi},
+                        {"integer", p.integer},
+                        {"log", p.log_scale}});
+    a.push_back(
+        {{"name", k.name}, {"description", k.doc}, {"compact", k.compact}, {"params", params}});
+  }
+  return a;
+}
+
+}  // namespace
+
+void add_explorer_api(httplib::Server& svr) {
+  auto c = std::make_shared<caches>();
+  svr.Get("/api/functions", api([](const httplib::Request&) {
+            json a = json::array();
+            for (const auto& f : explorer_functions())
+              a.push_back({{"name", f.name},
+                           {"description", f.description},
+                           {"lo", f.lo},
+                           {"hi", f.hi},
+                           {"fixed_n", f.fixed_n}});
+            return json{{"functions", a}};
+          }));
+  svr.Get("/api/kernels", api([](const httplib::Request&) {
+            return json{{"kernels", kernels_json(explorer_kernels())},
+                        {"attention_kernels", kernels_json(explorer_attention_kernels())},
+                        {"attention_modes", explorer_attention_modes()}};
+          }));
+  svr.Get("/api/smooth", api([c](const httplib::Request& req) { return smooth_answer(*c, req); }));
+  svr.Get("/api/fit", api([c](const httplib::Request& req) { return fit_answer(*c, req); }));
+  svr.Get("/api/profile", api([c](const httplib::Request& req) {
+            const explorer_request r = parse_request(req);
+            if (!req.has_param("point")) throw bad_request("point: missing (an index 0..n-1)");
+            bool hit = false;
+            const auto head = cached(
+                c->heads, explorer_head_key(r), [&] { return explorer_make_head(r); }, hit);
+            const explorer_data d = explorer_make_data(r);
+            return profile_json(explorer_point_profile(r, *head, d, param_index(req, "point", 0)));
+          }));
+  svr.Get(R"(/api/.*)", [](const httplib::Request& req, httplib::Response& res) {
+    reply(res, 404, {{"error", "no such API endpoint: " + req.path}});
+  });
+}
+
+}  // namespace kf::cli
