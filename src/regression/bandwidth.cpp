@@ -199,9 +199,16 @@ bandwidth_search_result bandwidth_search(const bandwidth_objective& objective,
   // d > 1: polish with Nelder–Mead in log h (the sweeps can stall in a curved valley).
   if (reference.size() > 1) {
     const std::size_t dim = reference.size();
-    auto from_log = [](const std::vector<double>& l) {
+    // Log bandwidths are kept within [1e-3, 1e3] × the reference: a criterion that keeps
+    // improving as one bandwidth shrinks (tied data: a leave-one-out density grows without bound)
+    // would otherwise walk the simplex to h = 0.
+    auto from_log = [&](std::vector<double>& l) {
       std::vector<double> h(l.size());
-      for (std::size_t i = 0; i < l.size(); ++i) h[i] = std::exp(l[i]);
+      for (std::size_t i = 0; i < l.size(); ++i) {
+        const double ref = std::log(reference[i]);
+        l[i] = std::clamp(l[i], ref - std::log(1e3), ref + std::log(1e3));
+        h[i] = std::exp(l[i]);
+      }
       return h;
     };
     std::vector<std::vector<double>> pts(dim + 1, std::vector<double>(dim));
@@ -227,10 +234,10 @@ bandwidth_search_result bandwidth_search(const bandwidth_objective& objective,
         for (std::size_t j = 0; j < dim; ++j) p2[j] = cen[j] + t * (pts[hi][j] - cen[j]);
         return p2;
       };
-      const auto xr = along(-1.0);
+      auto xr = along(-1.0);
       const double fr = eval(from_log(xr));
       if (fr < fv[lo]) {
-        const auto xe = along(-2.0);
+        auto xe = along(-2.0);
         const double fe = eval(from_log(xe));
         if (fe < fr)
           pts[hi] = xe, fv[hi] = fe;
@@ -239,7 +246,7 @@ bandwidth_search_result bandwidth_search(const bandwidth_objective& objective,
       } else if (fr < fv[nh]) {
         pts[hi] = xr, fv[hi] = fr;
       } else {
-        const auto xc = along(0.5);
+        auto xc = along(0.5);
         const double fc2 = eval(from_log(xc));
         if (fc2 < fv[hi]) {
           pts[hi] = xc, fv[hi] = fc2;
@@ -259,6 +266,9 @@ bandwidth_search_result bandwidth_search(const bandwidth_objective& objective,
       r.value = fv[best_i];
       r.bandwidth = from_log(pts[best_i]);
     }
+    for (std::size_t i = 0; i < dim; ++i)  // stopped by the clamp: an edge of the search
+      if (std::abs(std::log(r.bandwidth[i] / reference[i])) > std::log(1e3) - 1e-9)
+        r.at_boundary = true;
   }
   if (progress) progress(total, total);
   for (double h : r.bandwidth)

@@ -64,9 +64,15 @@ index drop_self(index* idx, double* dist, index m, index self) {
 }  // namespace
 
 struct knn_search::tree {
+  matrix<double> rows;  // the tree's own copy of the training rows
   cloud pts;
   kd_tree_any kd;
-  tree(const_matrix_view<double> x, index d) : pts{x} { kd_tree_build(kd, pts, d); }
+  tree(const_matrix_view<double> x, index d) : rows(x.rows, d), pts{} {
+    for (index i = 0; i < x.rows; ++i)
+      for (index c = 0; c < d; ++c) rows(i, c) = x(i, c);
+    pts.x = rows.cview();
+    kd_tree_build(kd, pts, d);
+  }
   // Runs fn on the built tree (its type fixes the number of columns).
   template <class F>
   auto visit(F&& fn) const {
@@ -132,8 +138,10 @@ index knn_search::query(const double* q, index k, index* idx, double* dist) cons
 
 regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                              std::span<const double> y, const_matrix_view<double> xq,
-                             bool at_training) {
-  const knn_search search(x);
+                             bool at_training, const knn_search* prebuilt) {
+  std::unique_ptr<knn_search> own;
+  if (prebuilt == nullptr) own = std::make_unique<knn_search>(x);
+  const knn_search& search = prebuilt != nullptr ? *prebuilt : *own;
   const index nq = xq.rows, k = spec.k;
   regression_eval r;
   const auto nqu = static_cast<std::size_t>(nq);

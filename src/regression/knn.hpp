@@ -18,7 +18,9 @@ namespace kf::detail {
 
 class knn_search {
  public:
-  explicit knn_search(const_matrix_view<double> x);  // x must outlive this object
+  // Keeps what it searches (a sorted copy in 1-D, a copy of the rows for the tree), so it may
+  // outlive x: a fit keeps its search for later predictions (regression_fit::knn_index).
+  explicit knn_search(const_matrix_view<double> x);
   ~knn_search();
   knn_search(const knn_search&) = delete;
   knn_search& operator=(const knn_search&) = delete;
@@ -38,9 +40,10 @@ class knn_search {
   std::unique_ptr<tree> tree_;  // d ≥ 2
 };
 
+// search: the search over x built before (a fit's), or null to build one.
 regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                              std::span<const double> y, const_matrix_view<double> xq,
-                             bool at_training);
+                             bool at_training, const knn_search* search = nullptr);
 
 // One pass over the training points (k + 1 neighbors each): the fit at x_i (the k nearest, x_i
 // among them), its self weight, and the leave-one-out residual y_i − (fit from the k nearest

@@ -385,7 +385,9 @@ criterion_values knn_fit(regression_fit& f, regression_spec& spec) {
   const const_matrix_view<double> x = f.x.cview();
   const std::span<const double> y = f.y;
   const index n = x.rows;
-  const detail::knn_search search(x);
+  auto index_ptr = std::make_shared<const detail::knn_search>(x);
+  const detail::knn_search& search = *index_ptr;
+  f.knn_index = index_ptr;                   // predictions reuse it
   f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter: given, or
   if (spec.k == 0) {                         // chosen by leave-one-out CV
     if (n < 3) throw std::invalid_argument("knn: choosing k by LOO-CV needs at least 3 points");
@@ -535,7 +537,11 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
 }
 
 regression_prediction regression_predict(const regression_fit& fit, const_matrix_view<double> xq) {
-  const regression_eval e = regression_evaluate(fit.spec, fit.x.cview(), fit.y, xq, false);
+  const bool reuse = fit.knn_index && fit.spec.method == regression_method::knn &&
+                     !fit.spec.exact && xq.cols == fit.x.cols();
+  const regression_eval e =
+      reuse ? detail::knn_evaluate(fit.spec, fit.x.cview(), fit.y, xq, false, fit.knn_index.get())
+            : regression_evaluate(fit.spec, fit.x.cview(), fit.y, xq, false);
   regression_prediction p;
   p.fit = e.fit;
   p.defined = e.defined;

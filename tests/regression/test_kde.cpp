@@ -56,6 +56,20 @@ TEST(KdeParity, TwoColumnsMatchStatsmodelsKDEMultivariate) {
   EXPECT_NEAR(cv.bandwidth[1], bw(1, 0), 0.01 * bw(1, 0));
 }
 
+TEST(KdeCriteria, TiedDataInTwoColumnsKeepBandwidthsPositive) {
+  // Discrete data with ties: the leave-one-out density of a tied point grows without bound as a
+  // bandwidth shrinks, and the multivariate search used to walk a bandwidth to 0 (an error).
+  // It now stops at its edge (1e-3 of the reference) and says so.
+  matrix<double> x(60, 2);
+  for (index i = 0; i < 60; ++i) {
+    x(i, 0) = double(i % 5);
+    x(i, 1) = double((i * 7) % 4);
+  }
+  const auto fit = kde_fit_data(kernel_gaussian{}, x.cview(), bandwidth_criterion::cv_ml);
+  for (double h : fit.bandwidth) EXPECT_TRUE(std::isfinite(h) && h > 0) << h;
+  EXPECT_TRUE(fit.at_search_boundary);
+}
+
 TEST(KdeNormalization, EveryDensityKernelIntegratesToOne) {
   const matrix<double> x(3, 1, {-0.5, 0.2, 1.0});
   for (const any_kernel& k :

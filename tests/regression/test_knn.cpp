@@ -128,3 +128,35 @@ TEST(KnnSearch, DuplicatesAndKEqualToN) {
 
 }  // namespace
 }  // namespace kf
+
+namespace kf {
+namespace {
+
+TEST(KnnFit, PredictionsReuseTheFitsSearchWhichOutlivesItsData) {
+  // regression_predict takes the fit's own search (no second tree); a copy of the fit predicts
+  // the same after the original and its data are gone: the search keeps what it searches.
+  for (index d : {1, 3}) {
+    const auto q = test::random_matrix<double>(37, d, 9, -0.2, 1.2);
+    regression_prediction first;
+    regression_fit copy;
+    {
+      const auto x = test::random_matrix<double>(500, d, 8);
+      regression_spec spec;
+      spec.method = regression_method::knn;
+      spec.k = 7;
+      const auto fit =
+          regression_fit_data(spec, x.cview(), response(x), bandwidth_criterion::fixed);
+      ASSERT_TRUE(fit.knn_index != nullptr);
+      first = regression_predict(fit, q.cview());
+      const regression_eval fresh =
+          regression_evaluate(fit.spec, x.cview(), fit.y, q.cview(), false);
+      for (std::size_t i = 0; i < first.fit.size(); ++i) EXPECT_EQ(first.fit[i], fresh.fit[i]);
+      copy = fit;
+    }
+    const auto again = regression_predict(copy, q.cview());
+    for (std::size_t i = 0; i < first.fit.size(); ++i) EXPECT_EQ(again.fit[i], first.fit[i]);
+  }
+}
+
+}  // namespace
+}  // namespace kf

@@ -14,6 +14,7 @@
 // is undefined: `defined` is 0 there and `fit`/`se` are 0 — never NaN. Double precision.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@
 #include "kernelformer/tensor.hpp"
 
 namespace kf {
+
+namespace detail {
+class knn_search;
+}  // namespace detail
 
 enum class regression_method { nw, local_linear, knn };
 
@@ -77,6 +82,8 @@ struct regression_fit {
   std::vector<double> fitted, loo_residuals, hat_diag;  // knn: LOO drops the point itself
   double df = 0, rss = 0, r2 = 0, sigma2 = 0, loo_cv = 0, gcv = 0, aicc = 0;
   index undefined = 0;
+  // knn: the neighbor search built by the fit, reused by regression_predict (opaque).
+  std::shared_ptr<const detail::knn_search> knn_index;
 };
 
 struct regression_prediction {
