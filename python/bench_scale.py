@@ -140,7 +140,7 @@ def main():
                 sk.predict(q)
                 t_pred = time.perf_counter() - t0 - t_fit
                 r.compute = predict_s - r.seconds["fit"]
-                row(f"knn {d}-D, k=10, predict at {m:,} (kf: with building its search)", n, r,
+                row(f"knn {d}-D, k=10, predict at {m:,} (kf: the fit's search reused)", n, r,
                     f"sklearn KNeighborsRegressor kd_tree predict (fit {t_fit:.2f} s apart)",
                     t_pred)
         if "2d" in only:
