@@ -114,6 +114,16 @@ void tie_fast_to_reference(const problem<T>& p, const kernel_spec& kern, const m
       EXPECT_NEAR(a, b, atol + rtol * std::abs(b)) << "lse row " << i;
     }
   }
+  if (opt.dropout == 0) {
+    // The squared-weight output Σ_j p_ij² v_j (every standard-error band rests on it).
+    matrix<T> o2(n, dv), sq(n, dv), o2_ref(n, dv), sq_ref(n, dv);
+    smooth_forward_sq<T>(o2.view(), sq.view(), {}, p.q.cview(), p.k.cview(), p.v.cview(), kern, msk,
+                         opt);
+    reference::smooth_forward_sq<T>(o2_ref.view(), sq_ref.view(), {}, p.q.cview(), p.k.cview(),
+                                    p.v.cview(), kern, msk, opt);
+    EXPECT_TRUE(all_close(o2, out, rtol, atol)) << "forward_sq's out";
+    EXPECT_TRUE(all_close(sq, sq_ref, rtol, atol)) << "forward out_sq";
+  }
   matrix<T> dq(n, d), dk(m, d), dvv(m, dv), dq_r(n, d), dk_r(m, d), dv_r(m, dv);
   smooth_grads<T> g{dq.view(), dk.view(), dvv.view()}, gr{dq_r.view(), dk_r.view(), dv_r.view()};
   smooth_backward<T>(g, p.dout.cview(), out.cview(), lse, p.q.cview(), p.k.cview(), p.v.cview(),

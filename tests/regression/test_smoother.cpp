@@ -187,6 +187,51 @@ TEST(RegressionFit, StandardErrorsAndUndefinedPoints) {
   EXPECT_EQ(p.se[1], 0.0);
 }
 
+TEST(RegressionFit, StandardErrorsEqualBruteForceSigmaTimesNormOfTheWeights) {
+  // se(x) = σ̂·√Σ_j ℓ_j(x)², ℓ from explicit weights in plain loops: NW ℓ_j = K_j / Σ K, local
+  // linear ℓ = e₁ᵀ (XᵀWX)⁻¹ XᵀW with X = [1, x_j − x]; σ̂² = RSS / (n − tr L).
+  const auto x = fixture("reg_x"), y = fixture("reg_y");
+  const index n = x.rows();
+  const matrix<double> q(4, 1, {0.5, 3.3, 7.1, 9.9});
+  for (auto method : {regression_method::nw, regression_method::local_linear}) {
+    const double h = 0.6;
+    const auto fit =
+        regression_fit_data(spec_of(method, h), x.cview(), y.values(), bandwidth_criterion::fixed);
+    auto weights = [&](double at) {
+      std::vector<double> k(static_cast<std::size_t>(n)), l(k.size());
+      double s0 = 0, s1 = 0, s2 = 0;
+      for (index j = 0; j < n; ++j) {
+        const double u = x(j, 0) - at, kj = std::exp(-0.5 * u * u / (h * h));
+        k[static_cast<std::size_t>(j)] = kj;
+        s0 += kj, s1 += kj * u, s2 += kj * u * u;
+      }
+      for (index j = 0; j < n; ++j) {
+        const double u = x(j, 0) - at, kj = k[static_cast<std::size_t>(j)];
+        l[static_cast<std::size_t>(j)] =
+            method == regression_method::nw ? kj / s0 : kj * (s2 - s1 * u) / (s0 * s2 - s1 * s1);
+      }
+      return l;
+    };
+    double rss = 0, tr = 0;
+    for (index i = 0; i < n; ++i) {
+      const auto l = weights(x(i, 0));
+      double f = 0;
+      for (index j = 0; j < n; ++j) f += l[static_cast<std::size_t>(j)] * y(j, 0);
+      rss += (y(i, 0) - f) * (y(i, 0) - f);
+      tr += l[static_cast<std::size_t>(i)];
+    }
+    const double sigma = std::sqrt(rss / (double(n) - tr));
+    EXPECT_NEAR(fit.df, tr, 1e-10 * tr);
+    const auto p = regression_predict(fit, q.cview());
+    for (index a = 0; a < q.rows(); ++a) {
+      double sum_l2 = 0;
+      for (const double lj : weights(q(a, 0))) sum_l2 += lj * lj;
+      const double se = sigma * std::sqrt(sum_l2);
+      EXPECT_NEAR(p.se[static_cast<std::size_t>(a)], se, 1e-10 * se) << "point " << q(a, 0);
+    }
+  }
+}
+
 TEST(RegressionFit, EveryCriterionGivesAPositiveBandwidth) {
   const auto x = fixture("reg_x"), y = fixture("reg_y");
   for (auto c :
