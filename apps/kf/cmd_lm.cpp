@@ -247,6 +247,8 @@ void run_train(const lm_options& o) {
   tok.to_metadata(md);
   md["corpus"] = corpus_name;
   md["val_loss"] = fmt::format("{:.6g}", last.val_loss);
+  md["trained_by"] = run_command("kf train lm", run_opts);
+  md["train_seconds"] = fmt::format("{:.1f}", tr.seconds);
 
   io::atomic_writer w;
   if (!o.out.empty()) make_output_dir(o.out, "--out");

@@ -30,232 +30,19 @@
 #include "kernelformer/text/tokenizer.hpp"
 #include "kernelformer/viz/plot.hpp"
 
+#include "report_page.hpp"
+
 namespace kf::cli {
 namespace {
 
-using viz::series;
-
 struct report_options {
-  std::string out = "kf-report", sections = "all";
+  std::string out = "kf-report", sections = "all", models;
   bool full = false, quiet = false;
 };
 
-std::string esc(const std::string& s) {
-  std::string r;
-  for (char c : s) {
-    if (c == '<')
-      r += "&lt;";
-    else if (c == '>')
-      r += "&gt;";
-    else if (c == '&')
-      r += "&amp;";
-    else if (c == '"')
-      r += "&quot;";
-    else
-      r += c;
-  }
-  return r;
-}
-
-std::string num(double v, int digits = 4) {
-  if (std::isnan(v)) return "—";
-  return fmt::format("{:.{}g}", v, digits);
-}
-
-// Collects figures, tables and text; stages every file in one atomic writer.
-class report {
- public:
-  explicit report(std::string dir) : dir_(std::move(dir)) {}
-
-  void section(const std::string& id, const std::string& title, const std::string& intro) {
-    toc_ += fmt::format("<li><a href=\"#{}\">{}</a></li>\n", id, esc(title));
-    body_ += fmt::format("<section id=\"{}\"><h2>{}</h2>\n<p>{}</p>\n", id, esc(title), intro);
-  }
-  void end_section() { body_ += "</section>\n"; }
-  void paragraph(const std::string& html) { body_ += "<p>" + html + "</p>\n"; }
-
-  void figure(const std::string& name, const viz::figure& f, const std::string& csv,
-              const std::string& caption) {
-    stage_figure(name, viz::render(f, viz::image_format::svg),
-                 viz::render(f, viz::image_format::png), csv, f.title, caption);
-  }
-  void heatmap(const std::string& name, const viz::heatmap& h, const std::string& csv,
-               const std::string& caption) {
-    stage_figure(name, viz::render(h, viz::image_format::svg),
-                 viz::render(h, viz::image_format::png), csv, h.title, caption);
-  }
-  void grid(const std::string& name, const std::vector<viz::heatmap>& panels, int cols,
-            const std::string& title, const std::string& csv, const std::string& caption) {
-    stage_figure(name, viz::render_grid(panels, cols, title, viz::image_format::svg),
-                 viz::render_grid(panels, cols, title, viz::image_format::png), csv, title,
-                 caption);
-  }
-  void table(const std::vector<std::string>& head,
-             const std::vector<std::vector<std::string>>& rows, const std::string& caption,
-             const std::string& csv_name = "") {
-    std::string h = "<table><caption>" + caption + "</caption>\n<tr>";
-    std::string csv;
-    for (std::size_t i = 0; i < head.size(); ++i) {
-      h += "<th>" + esc(head[i]) + "</th>";
-      csv += (i ? "," : "") + csv_cell(head[i]);
-    }
-    h += "</tr>\n";
-    csv += "\n";
-    for (const auto& r : rows) {
-      h += "<tr>";
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        // Appended piece by piece: GCC 12 at -O3 flags `"literal" + std::string&&` with a false
-        // -Wrestrict (GCC bug 105329), and this is cheaper anyway.
-        h.append("<td>").append(esc(r[i])).append("</td>");
-        csv.append(i ? "," : "").append(csv_cell(r[i]));
-      }
-      h += "</tr>\n";
-      csv += "\n";
-    }
-    h += "</table>\n";
-    if (!csv_name.empty()) {
-      w_.stage(dir_ + "/figures/" + csv_name + ".csv", csv);
-      h +=
-          fmt::format("<p class=\"files\"><a href=\"figures/{0}.csv\">{0}.csv</a></p>\n", csv_name);
-    }
-    body_ += h;
-  }
-  void pre(const std::string& text) { body_ += "<pre>" + esc(text) + "</pre>\n"; }
-
-  void commit(const std::string& subtitle) {
-    const std::string html = fmt::format(R"(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>kernelformer report: attention is kernel smoothing</title>
-<style>
-body {{ font-family: "DejaVu Sans", system-ui, sans-serif; max-width: 1000px; margin: 2em auto;
-       padding: 0 1em; color: #1f2328; line-height: 1.5; }}
-h1 {{ font-size: 1.7em; margin-bottom: 0.2em; }} h2 {{ border-bottom: 1px solid #d0d7de;
-  padding-bottom: 0.2em; margin-top: 2.2em; }}
-figure {{ margin: 1.5em 0; }} figure img {{ max-width: 100%; border: 1px solid #eee; }}
-figcaption {{ font-size: 0.93em; color: #424a53; }} .files {{ font-size: 0.85em; }}
-.files a {{ margin-right: 1em; }}
-table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.92em; }}
-caption {{ text-align: left; font-weight: bold; padding-bottom: 0.3em; }}
-td, th {{ border: 1px solid #d0d7de; padding: 0.25em 0.6em; text-align: right; }}
-th {{ background: #f6f8fa; }} td:first-child, th:first-child {{ text-align: left; }}
-pre {{ background: #f6f8fa; padding: 0.8em; white-space: pre-wrap; font-size: 0.9em; }}
-.subtitle {{ color: #57606a; }}
-</style></head><body>
-<h1>Attention is Nadaraya–Watson kernel smoothing</h1>
-<p class="subtitle">{}</p>
-<p>One primitive, out<sub>i</sub> = Σ<sub>j</sub> K(q<sub>i</sub>, k<sub>j</sub>) v<sub>j</sub> /
-Σ<sub>j</sub> K(q<sub>i</sub>, k<sub>j</sub>), computes every curve and every attention head
-below. Every number on this page was measured when the page was made; each figure links its
-SVG, PNG and the CSV behind it.</p>
-<ol>
-{}</ol>
-{}
-</body></html>
-)",
-                                         esc(subtitle), toc_, body_);
-    w_.stage(dir_ + "/index.html", html);
-    w_.commit();
-  }
-
- private:
-  static std::string csv_cell(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string r = "\"";
-    for (char c : s) r += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return r + "\"";
-  }
-  void stage_figure(const std::string& name, const std::string& svg, const std::string& png,
-                    const std::string& csv, const std::string& title, const std::string& caption) {
-    const std::string base = dir_ + "/figures/" + name;
-    w_.stage(base + ".svg", svg);
-    w_.stage(base + ".png", png);
-    if (!csv.empty()) w_.stage(base + ".csv", csv);
-    ++figures_;
-    body_ += fmt::format(
-        "<figure id=\"fig-{0}\"><img src=\"figures/{0}.svg\" alt=\"{1}\">\n"
-        "<figcaption><b>Figure {2}. {1}.</b> {3}</figcaption>\n"
-        "<p class=\"files\"><a href=\"figures/{0}.svg\">SVG</a><a "
-        "href=\"figures/{0}.png\">PNG</a>{4}"
-        "</p></figure>\n",
-        name, esc(title), figures_, caption,
-        csv.empty() ? "" : fmt::format("<a href=\"figures/{}.csv\">CSV</a>", name));
-  }
-
-  std::string dir_, toc_, body_;
-  io::atomic_writer w_;
-  int figures_ = 0;
-};
-
-// --- small helpers -------------------------------------------------------------------------
-
-matrix<double> col(const std::vector<double>& v) {
-  matrix<double> m(static_cast<index>(v.size()), 1);
-  for (std::size_t i = 0; i < v.size(); ++i) m(static_cast<index>(i), 0) = v[i];
-  return m;
-}
-
-std::vector<double> linspace(double a, double b, index n) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (index i = 0; i < n; ++i)
-    v[static_cast<std::size_t>(i)] = a + (b - a) * double(i) / double(n - 1);
-  return v;
-}
-
-// NW fit of (x, y) at xq with a distance kernel of bandwidth h.
-std::vector<double> nw_fit(const std::vector<double>& x, const std::vector<double>& y,
-                           const std::vector<double>& xq, const std::string& kernel, double h) {
-  kernel_spec k = kernel_parse(kernel);
-  kernel_set_param(k.first, h);
-  const matrix<double> X = col(x), Y = col(y), Q = col(xq);
-  matrix<double> out(Q.rows(), 1);
-  smooth_forward<double>(out.view(), {}, Q.cview(), X.cview(), Y.cview(), k, mask::none());
-  return std::vector<double>(out.values().begin(), out.values().end());
-}
-
-double mse(const std::vector<double>& a, const std::vector<double>& b, std::size_t from = 0,
-           std::size_t to = std::size_t(-1)) {
-  to = std::min(to, a.size());
-  double s = 0;
-  for (std::size_t i = from; i < to; ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
-  return s / double(to - from);
-}
-
-std::string csv_columns(const std::vector<std::string>& names,
-                        const std::vector<const std::vector<double>*>& cols) {
-  std::string s;
-  for (std::size_t i = 0; i < names.size(); ++i) s += (i ? "," : "") + names[i];
-  s += "\n";
-  const std::size_t n = cols.empty() ? 0 : cols[0]->size();
-  for (std::size_t r = 0; r < n; ++r) {
-    for (std::size_t c = 0; c < cols.size(); ++c)
-      s += fmt::format("{}{}", c ? "," : "", r < cols[c]->size() ? (*cols[c])[r] : NAN);
-    s += "\n";
-  }
-  return s;
-}
-
-std::string csv_matrix(const const_matrix_view<double> m) {
-  std::string s;
-  for (index i = 0; i < m.rows; ++i) {
-    for (index j = 0; j < m.cols; ++j) s += fmt::format("{}{}", j ? "," : "", m(i, j));
-    s += "\n";
-  }
-  return s;
-}
-
-series line(std::vector<double> x, std::vector<double> y, std::string label, viz::rgb c,
-            double width = 2) {
-  return series{series::kind::line, std::move(x), std::move(y), {}, std::move(label), c, width, 1};
-}
-series points(std::vector<double> x, std::vector<double> y, std::string label,
-              viz::rgb c = viz::kGrey, double r = 3) {
-  return series{series::kind::points, std::move(x), std::move(y), {}, std::move(label), c, r, 0.8};
-}
-
 // --- seed 000: bandwidths; the nearly-linear case -------------------------------------------
 
-void seed000(report& rep) {
+void seed000(report& rep, std::vector<std::string>& summary) {
   rep.section("seed000", "Seed 000: kernel smoothing and its bandwidth",
               "Data y = f(x) + ε with f = sin and σ = 0.4 (120 points, x ~ U(0, 10)); a Gaussian "
               "kernel K = exp(−(x − x<sub>i</sub>)² / (2b²)) with bandwidth b.");
@@ -303,6 +90,10 @@ void seed000(report& rep) {
              "A small bandwidth follows the noise (variance), a large one flattens the sine "
              "(bias); leave-one-out cross-validation picks a bandwidth in between without "
              "knowing f.");
+  summary.push_back(fmt::format(
+      "Seed 000, Gaussian kernel smoothing of sin x + noise: LOO-CV picks b = {:.3g}; MSE against "
+      "sin x {:.3g} (b = 0.08: {:.3g}, b = 2: {:.3g})",
+      hcv, mse(fits[1], truth), mse(fits[0], truth), mse(fits[2], truth)));
   rep.table({"bandwidth", "MSE vs true f", "LOO-CV", "effective df tr(L)"}, rows,
             "Seed 000: error against the truth and the criterion that chose b.",
             "seed000_bandwidths_table");
@@ -338,7 +129,7 @@ void seed000(report& rep) {
 
 // --- seed 001: KNN vs Gaussian kernel regression --------------------------------------------
 
-void seed001(report& rep) {
+void seed001(report& rep, std::vector<std::string>& summary) {
   rep.section("seed001", "Seed 001: KNN (k = 10) vs Gaussian kernel regression",
               "40 points, x ~ U(0, 6), y = 2 sin x + N(0, 1) (numpy seed 42, built in); 500 test "
               "points; Gaussian kernel with scikit-learn's rbf γ = 5 (h = 1/√10); KNN = the "
@@ -369,6 +160,9 @@ void seed001(report& rep) {
                          "points changes; the Gaussian kernel weighs points smoothly by distance. "
                          "MSE against 2 sin x on the 500 test points: KNN {}, Gaussian {}.",
                          num(mse(knn, truth)), num(mse(nw, truth))));
+  summary.push_back(fmt::format(
+      "Seed 001, KNN (k = 10) vs Gaussian kernel regression: MSE against 2 sin x {:.3f} vs {:.3f}",
+      mse(knn, truth), mse(nw, truth)));
   rep.end_section();
 }
 
@@ -444,7 +238,8 @@ void seed004(report& rep) {
 
 // --- seed 002: kernel smoothing vs attention; mimicry; head-as-kernel -----------------------
 
-void seed002(report& rep, std::vector<std::vector<std::string>>& diag_rows) {
+void seed002(report& rep, std::vector<std::vector<std::string>>& diag_rows,
+             std::vector<std::string>& summary) {
   rep.section(
       "seed002", "Seed 002: kernel smoothing and attention on the same 50 points",
       "50 points evenly spaced on [0, 1], values sin 2πx + ½ sin 6πx. Kernel smoothing: Gaussian, "
@@ -494,6 +289,10 @@ void seed002(report& rep, std::vector<std::vector<std::string>>& diag_rows) {
                          "against the smoother {}); after {} Adam steps on the weight difference, "
                          "attention reproduces the smoother (output MSE {}).",
                          num(mse(before, nw), 3), mim.loss.size(), num(mse(after, nw), 3)));
+  summary.push_back(fmt::format(
+      "Seed 002, attention trained to mimic the smoother: output MSE {:.3g} (random W_q, W_k) "
+      "-> {:.3g}",
+      mse(before, nw), mse(after, nw)));
   std::vector<double> pt(50), pb(50), pa(50);
   for (index j = 0; j < 50; ++j)
     pt[std::size_t(j)] = target(25, j), pb[std::size_t(j)] = mim.before(25, j),
@@ -611,207 +410,11 @@ void seed003_theory(report& rep) {
   rep.end_section();
 }
 
-// --- the periodic experiment ----------------------------------------------------------------
-
-void periodic(report& rep, bool full, bool quiet,
-              std::vector<std::vector<std::string>>& diag_rows) {
-  const std::string config = full ? "code" : "quick";
-  const std::vector<std::uint64_t> seeds =
-      full ? std::vector<std::uint64_t>{0, 1, 2} : std::vector<std::uint64_t>{0};
-  rep.section("periodic", "Seed 003 §5: Transformers forecasting periodic functions",
-              fmt::format("The encoder of seed 003 trained on sin, sin(x)·exp(0.01x) and a "
-                          "square wave ({} configuration, seed{} {}), forecasting 200 steps by "
-                          "rollout (protocol: ../shared/docs/periodic-protocol.md), beside the "
-                          "paper's numbers and the Nadaraya–Watson forecaster (attention with a "
-                          "fixed Gaussian kernel over the 901 training windows). {}",
-                          config, seeds.size() > 1 ? "s" : "", seeds.size() > 1 ? "0, 1, 2" : "0",
-                          full ? ""
-                               : "The quick configuration trains in seconds; <code>kf report "
-                                 "--full</code> runs the code configuration."));
-  std::vector<std::vector<std::string>> rows;
-  for (auto fn : {model::periodic_function::sin, model::periodic_function::sin_exp,
-                  model::periodic_function::square}) {
-    const auto data = model::periodic_make(fn);
-    const std::string name = model::periodic_function_name(fn);
-    std::vector<double> mses;
-    model::forecast best_fc;
-    std::unique_ptr<model::sequence_regressor<float>> keep;
-    for (auto seed : seeds) {
-      auto m =
-          std::make_unique<model::sequence_regressor<float>>(model::periodic_config(config), seed);
-      model::train_options to;
-      to.epochs = full ? 100 : 20;
-      to.batch = full ? 512 : 64;
-      to.lr = full ? 1e-3 : 3e-3;
-      to.seed = seed;
-      {
-        progress_bar bar(fmt::format("periodic {} seed {}", name, seed));
-        model::train_regressor(*m, data.train_x, data.train_y, to,
-                               [&](index e, index t, double) { bar.update(int(e), int(t)); });
-      }
-      const auto fc = model::periodic_forecast_model(data, *m);
-      mses.push_back(fc.mse_rollout);
-      if (!keep) best_fc = fc, keep = std::move(m);
-    }
-    const auto nwf = model::nw_forecaster_fit(data);
-    const auto nfc = model::periodic_forecast(
-        data, [&](const std::vector<double>& w) { return nwf.predict(w); });
-    const auto nws = model::nw_forecaster_fit(data, true);
-    const auto nsfc = model::periodic_forecast(
-        data, [&](const std::vector<double>& w) { return nws.predict(w); });
-    std::sort(mses.begin(), mses.end());
-    const double paper = fn == model::periodic_function::sin       ? 0.0050
-                         : fn == model::periodic_function::sin_exp ? 0.0085
-                                                                   : 0.0243;
-    rows.push_back({name, num(paper, 3), num(mses[mses.size() / 2], 3),
-                    mses.size() > 1 ? num(mses.front(), 3) + " – " + num(mses.back(), 3) : "—",
-                    num(nfc.mse_rollout, 3), num(nsfc.mse_rollout, 3)});
-    if (!quiet)
-      fmt::print("  periodic {}: rollout MSE {:.4g} (NW {:.4g})\n", name, mses[0], nfc.mse_rollout);
-    viz::figure f;
-    f.title = fmt::format("{}: 200-step rollout ({} configuration)", name, config);
-    f.xlabel = "x";
-    f.ylabel = "y";
-    std::vector<double> sx, sy;
-    for (std::size_t t = 800; t < data.series.size(); ++t)
-      sx.push_back(0.1 * double(t)), sy.push_back(data.series[t]);
-    f.data = {line(sx, sy, "source (training)", viz::kBlue, 1.5),
-              line(data.test_x, data.test_y, "target", viz::kGreen),
-              line(data.test_x, best_fc.rollout, "Transformer (rollout)", viz::kRed),
-              line(data.test_x, nfc.rollout, "NW forecaster (rollout)", viz::kOrange, 1.5)};
-    rep.figure("periodic_" + name, f,
-               csv_columns({"x", "target", "transformer", "nw"},
-                           {&data.test_x, &data.test_y, &best_fc.rollout, &nfc.rollout}),
-               fmt::format("Seed 003 Fig. 3 for {}: rollout MSE {} (Transformer, seed {}), {} "
-                           "(NW forecaster).",
-                           name, num(best_fc.mse_rollout, 3), seeds[0], num(nfc.mse_rollout, 3)));
-    if (fn == model::periodic_function::sin) {
-      matrix<float> ctx(1, 99);
-      for (index i = 0; i < 99; ++i) ctx(0, i) = float(data.context[std::size_t(i)]);
-      float p = 0;
-      keep->forward(ctx.cview(), std::span<float>(&p, 1), nullptr);
-      const index layer = keep->config().layers - 1;
-      const matrix<float> att = keep->attention_weights(layer, 0, 0);
-      matrix<double> a(att.rows(), att.cols());
-      for (index i = 0; i < a.size(); ++i) a.data()[i] = att.data()[i];
-      viz::heatmap hm;
-      hm.title = fmt::format("sin: attention, layer {} head 1 (test context)", layer + 1);
-      hm.xlabel = "key position";
-      hm.ylabel = "query position";
-      hm.rows = int(a.rows());
-      hm.cols = int(a.cols());
-      hm.values.assign(a.values().begin(), a.values().end());
-      rep.heatmap("periodic_sin_attention", hm, csv_matrix(a.cview()),
-                  "Seed 003 Fig. 4: where each position of the last window looks. Bands parallel "
-                  "to the diagonal at a distance of about 63 positions (one period, 2π/0.1) are "
-                  "the period; how sharp they are depends on the configuration and training.");
-      const auto pos = linspace(0, 98, 99);
-      const auto hk = head_kernel_fit(a.cview(), pos, pos);
-      const auto& b = hk.shapes[std::size_t(hk.best)];
-      diag_rows.push_back({fmt::format("periodic sin ({}), layer {} head 1", config, layer + 1),
-                           b.kernel, num(b.median_bandwidth, 3), num(b.median_offset, 3),
-                           num(b.r2, 4), num(hk.shapes[0].r2, 4)});
-    }
-  }
-  rep.table({"function", "paper", fmt::format("Transformer ({}), median", config),
-             "min – max over seeds", "NW forecaster", "NW, RMS-scaled windows (improved)"},
-            rows,
-            "Test MSE over 200 rollout steps. The last column is an improvement option, reported "
-            "apart from the faithful settings: each window divided by its RMS, so the smoother "
-            "follows sin·exp's growing amplitude beyond the training range.",
-            "periodic_table");
-  rep.end_section();
-}
-
-// --- the language model ---------------------------------------------------------------------
-
-void language_model(report& rep, bool full, std::vector<std::vector<std::string>>& diag_rows) {
-  const std::string config = full ? "small" : "tiny";
-  rep.section("lm", "Seed 000: a language model's attention on \"The cat sat on the mat.\"",
-              fmt::format("A decoder-only Transformer ({} configuration, character tokens) "
-                          "trained as a next-character predictor on the English text of Debian's "
-                          "fortunes package. Each head's weights over the sentence are one row "
-                          "of kernel smoothing per query, with the learned kernel exp(q·k/√D) "
-                          "under a causal mask.",
-                          config));
-  std::string text;
-  try {
-    text = model::lm_default_corpus();
-  } catch (const std::exception& e) {
-    rep.paragraph("Skipped: " + esc(e.what()));
-    rep.end_section();
-    return;
-  }
-  const auto cut = text.size() * 9 / 10;
-  const auto tok = text::tokenizer::train(text::tokenizer_kind::character,
-                                          std::string_view(text).substr(0, cut));
-  const auto train = tok.encode(std::string_view(text).substr(0, cut));
-  const auto val = tok.encode(std::string_view(text).substr(cut));
-  auto p = model::lm_preset_get(config);
-  p.model.vocab = tok.size();
-  model::token_model<float> m(p.model, 0);
-  model::lm_train_result tr;
-  {
-    progress_bar bar("language model");
-    tr = model::lm_train(m, train, val, p, 0,
-                         [&](index it, index total, double, const model::lm_eval_point*) {
-                           bar.update(int(it), int(total));
-                         });
-  }
-  const std::string sentence = "The cat sat on the mat.";
-  const auto ids = tok.encode(sentence);
-  model::token_input in;
-  in.t = static_cast<index>(ids.size());
-  in.tokens = ids;
-  m.forward(in, {}, nullptr);
-  std::vector<std::string> labels;
-  for (char c : sentence) labels.push_back(c == ' ' ? "\xE2\x90\xA3" : std::string(1, c));
-  std::vector<viz::heatmap> panels;
-  std::string csv = "layer,head,query,key,weight\n";
-  const auto pos = linspace(0, double(ids.size() - 1), static_cast<index>(ids.size()));
-  for (index l = 0; l < p.model.decoder_layers; ++l)
-    for (index h = 0; h < p.model.block.heads; ++h) {
-      const auto w = m.attention_weights(model::attention_site::decoder_self, l, h, 0);
-      viz::heatmap hm;
-      hm.title = fmt::format("layer {}, head {}", l + 1, h + 1);
-      hm.xlabel = "key";
-      hm.ylabel = "query";
-      hm.rows = int(w.rows());
-      hm.cols = int(w.cols());
-      hm.values.assign(w.values().begin(), w.values().end());
-      hm.xticks = hm.yticks = labels;
-      hm.width = 520;
-      hm.height = 480;
-      panels.push_back(hm);
-      matrix<double> wd(w.rows(), w.cols());
-      for (index i = 0; i < w.rows(); ++i)
-        for (index j = 0; j < w.cols(); ++j) {
-          wd(i, j) = w(i, j);
-          csv += fmt::format("{},{},{},{},{}\n", l + 1, h + 1, i, j, w(i, j));
-        }
-      const auto hk = head_kernel_fit(wd.cview(), pos, pos);
-      const auto& b = hk.shapes[std::size_t(hk.best)];
-      diag_rows.push_back(
-          {fmt::format("language model ({}), layer {} head {}", config, l + 1, h + 1), b.kernel,
-           num(b.median_bandwidth, 3), num(b.median_offset, 3), num(b.r2, 4),
-           num(hk.shapes[0].r2, 4)});
-    }
-  const auto& last = tr.evals.back();
-  rep.grid("lm_attention", panels, int(p.model.block.heads),
-           "attention on \"The cat sat on the mat.\" (every layer × head)", csv,
-           fmt::format("Rows are queries, columns keys; the causal mask leaves the upper "
-                       "triangle empty. Validation loss {} nats/char (perplexity {}) after {} "
-                       "iterations, {} s of training at {} tokens/s.",
-                       num(last.val_loss, 4), num(std::exp(last.val_loss), 4), p.iters,
-                       num(tr.seconds, 3), num(tr.tokens_per_second, 3)));
-  const auto gen = model::token_model_generate(m, tok.encode("The "), 200, 0.8, 0, 0);
-  rep.paragraph("A sample (temperature 0.8, seed 0):");
-  rep.pre("The " + tok.decode(gen));
-  rep.end_section();
-}
-
 void run(const report_options& o) {
-  std::vector<std::vector<std::string>> diag;
+  report_context ctx;
+  ctx.full = o.full;
+  ctx.quiet = o.quiet;
+  auto& diag = ctx.diag;
   const std::vector<std::string> all = {"seed000", "seed001",  "seed004", "seed002",
                                         "seed003", "periodic", "lm"};
   std::vector<std::string> chosen =
@@ -822,6 +425,10 @@ void run(const report_options& o) {
           fmt::format("--sections: unknown section '{}' (seed000, seed001, seed004, "
                       "seed002, seed003, periodic, lm, or all)",
                       c));
+  // The checkpoints are found before anything is written, so a missing folder fails at once.
+  const bool trained = std::find(chosen.begin(), chosen.end(), "periodic") != chosen.end() ||
+                       std::find(chosen.begin(), chosen.end(), "lm") != chosen.end();
+  if (trained && !o.full) ctx.models = report_models_dir(o.models);
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(fs::path(o.out) / "figures", ec);
@@ -831,17 +438,18 @@ void run(const report_options& o) {
   report rep(o.out);
   auto step = [&](const std::string& id, const char* what, auto&& fn) {
     if (std::find(chosen.begin(), chosen.end(), id) == chosen.end()) return;
-    if (!o.quiet) fmt::print("kf report: {}\n", what);
-    std::fflush(stdout);
+    // Progress on stderr (with the bars); stdout keeps the results: the summary, the page.
+    if (!o.quiet) fmt::print(stderr, "kf report: {}\n", what);
     fn();
   };
-  step("seed000", "seed 000 (bandwidths)", [&] { seed000(rep); });
-  step("seed001", "seed 001 (KNN vs Gaussian)", [&] { seed001(rep); });
+  step("seed000", "seed 000 (bandwidths)", [&] { seed000(rep, ctx.summary); });
+  step("seed001", "seed 001 (KNN vs Gaussian)", [&] { seed001(rep, ctx.summary); });
   step("seed004", "seed 004 (kernels, pooling)", [&] { seed004(rep); });
-  step("seed002", "seed 002 (smoothing vs attention, mimicry)", [&] { seed002(rep, diag); });
+  step("seed002", "seed 002 (smoothing vs attention, mimicry)",
+       [&] { seed002(rep, diag, ctx.summary); });
   step("seed003", "seed 003 (RBF view, LayerNorm)", [&] { seed003_theory(rep); });
-  step("periodic", "periodic experiment", [&] { periodic(rep, o.full, o.quiet, diag); });
-  step("lm", "language model", [&] { language_model(rep, o.full, diag); });
+  step("periodic", "periodic experiment", [&] { report_periodic(rep, ctx); });
+  step("lm", "language model", [&] { report_language_model(rep, ctx); });
   rep.section("diagnostic", "Head-as-kernel diagnostic: every head above, read as a kernel",
               "Best kernel shape per head with its median bandwidth and offset (in the head's "
               "position units: x for seed 002, positions for the periodic and language models) "
@@ -852,6 +460,10 @@ void run(const report_options& o) {
   rep.end_section();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rep.commit(fmt::format("Generated by kf report{} in {:.0f} s.", o.full ? " --full" : "", secs));
+  if (!o.quiet && !ctx.summary.empty()) {
+    fmt::print("\n");
+    for (const auto& l : ctx.summary) fmt::print("{}\n", l);
+  }
   if (!o.quiet)
     fmt::print(
         "kf report: wrote {}/index.html (figures in {}/figures) in {:.0f} s\n"
@@ -869,11 +481,15 @@ void add_report(CLI::App& app) {
   sub->add_option("--out", o->out, "output directory (index.html + figures/)")
       ->capture_default_str();
   sub->add_flag("--full", o->full,
-                "run the real experiments (periodic code configuration x 3 seeds, the small "
-                "language model): hours instead of minutes");
+                "train every model now instead of evaluating models/: the periodic code "
+                "configuration x 3 seeds in the improved and the faithful setting, the word-level "
+                "language model (about an hour on 2 cores)");
   sub->add_option("--sections", o->sections,
                   "comma list of seed000, seed001, seed004, seed002, seed003, periodic, lm")
       ->capture_default_str();
+  sub->add_option("--models", o->models,
+                  "folder of the checkpoints the periodic and language-model sections evaluate "
+                  "(default: the repository's models/, see models/README.md)");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Examples:\n"

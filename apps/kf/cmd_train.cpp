@@ -190,10 +190,15 @@ void run(const periodic_options& o) {
   if (!o.out.empty()) make_output_dir(o.out, "--out");
   if (!o.save.empty()) make_output_parent(o.save, "--save");
   if (!o.summary.empty()) make_output_parent(o.summary, "--summary");
-  if (!o.save.empty())
-    w.stage(o.save, !final_checkpoint.empty()
-                        ? final_checkpoint
-                        : model::checkpoint_encode(m.params(), cfg.to_metadata()));
+  if (!o.save.empty()) {
+    // How the weights were made, for whoever evaluates them later (kf report states it).
+    auto md = cfg.to_metadata();
+    md["trained_by"] = run_command("kf train periodic", run_opts);
+    md["train_seconds"] = fmt::format("{:.1f}", tr.train_seconds);
+    md["test_mse_rollout"] = fmt::format("{:.6g}", fc.mse_rollout);
+    w.stage(o.save, !final_checkpoint.empty() ? final_checkpoint
+                                              : model::checkpoint_encode(m.params(), md));
+  }
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   if (!o.out.empty()) {
     w.stage(o.out + "/summary.json", js.dump(2) + "\n");

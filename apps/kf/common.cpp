@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "kernelformer/dist/mpi.hpp"
@@ -313,5 +314,21 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
 
 template std::string encode_output<float>(const std::string&, const_matrix_view<float>);
 template std::string encode_output<double>(const std::string&, const_matrix_view<double>);
+
+std::string run_command(const std::string& prefix, const std::map<std::string, std::string>& run) {
+  std::string cmd;
+  if (const char* t = std::getenv("OMP_NUM_THREADS")) cmd = fmt::format("OMP_NUM_THREADS={} ", t);
+  cmd += prefix;
+  for (const auto& [key, value] : run) {
+    if (!key.starts_with("--") || value == "false" || value == "(fortunes)") continue;
+    cmd += " " + key;
+    if (value == "true") continue;
+    // Numbers in their shortest exact form (the run map keeps 17 digits: 0.05 → 0.05).
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    cmd += " " + (end && *end == '\0' && end != value.c_str() ? fmt::format("{}", v) : value);
+  }
+  return cmd;
+}
 
 }  // namespace kf::cli

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -138,6 +139,13 @@ std::string criterion_csv(const std::vector<criterion_point>& curve);
 
 // Splits "a,b,c" into its items (throws user_error on empty items).
 std::vector<std::string> split_list(const std::string& text, const std::string& option);
+
+// The training command a checkpoint's metadata records ("trained_by"): prefix followed by the run
+// options (model/train_state.hpp's run map) as flags — "true" gives the bare flag, "false" and
+// "(fortunes)" (the default corpus) are left out, keys not starting with "--" are not options.
+// With OMP_NUM_THREADS set, the command starts with it (the thread count decides GEMM cuts, so a
+// bit-identical re-run needs the same).
+std::string run_command(const std::string& prefix, const std::map<std::string, std::string>& run);
 
 // Subcommands.
 void add_attend(CLI::App& app);

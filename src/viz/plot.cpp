@@ -255,8 +255,9 @@ void draw_heatmap(cairo_t* cr, const heatmap& h) {
   const double cw = pw / std::max(1, h.cols), ch = ph / std::max(1, h.rows);
   for (int i = 0; i < h.rows; ++i)
     for (int j = 0; j < h.cols; ++j) {
-      const rgb col =
-          viridis((h.values[static_cast<std::size_t>(i * h.cols + j)] - lo) / (hi - lo));
+      const double v = h.values[static_cast<std::size_t>(i * h.cols + j)];
+      if (std::isnan(v)) continue;  // masked: left blank
+      const rgb col = viridis((v - lo) / (hi - lo));
       cairo_set_source_rgb(cr, col.r, col.g, col.b);
       cairo_rectangle(cr, left + j * cw, top + i * ch, cw + 0.5, ch + 0.5);
       cairo_fill(cr);
@@ -300,6 +301,13 @@ void draw_heatmap(cairo_t* cr, const heatmap& h) {
   cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
   text(fmt::format("{:.3g}", hi), bx + bw + 4, top, 0.0, 0.0, 11);
   text(fmt::format("{:.3g}", lo), bx + bw + 4, top + ph, 0.0, 1.0, 11);
+  if (!h.scale.empty()) {
+    cairo_save(cr);
+    cairo_translate(cr, bx + bw + 16, top + ph / 2);
+    cairo_rotate(cr, M_PI / 2);
+    text(h.scale, 0, 0, 0.5, 0.5, 11);
+    cairo_restore(cr);
+  }
 }
 
 template <class Draw>

@@ -64,25 +64,42 @@ TEST(KfReport, SeedSectionsPage) {
   fs::remove_all(dir);
 }
 
-// The periodic experiment (quick configuration) and the tiny language model, with their figures,
-// the periodic table and every trained head in the head-as-kernel table.
-TEST(KfReport, TrainingSectionsPage) {
-#ifdef KF_SANITIZE_BUILD
-  // Under the sanitizers (10x slower) the training code runs in test_kf_train and test_kf_lm.
-  GTEST_SKIP() << "training sections run in the dev build";
-#endif
+// The periodic experiment and the word-level language model, from the checkpoints in models/:
+// their figures, the periodic table (the Transformer at or under the paper's MSE on all three
+// functions), Fig. 4's autocorrelation table and every head in the head-as-kernel table.
+TEST(KfReport, TrainedSectionsPage) {
   const fs::path dir = report_dir("training");
   const std::string d = dir.string();
   auto r = run_kf("report --quiet --sections periodic,lm --out " + d);
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string html = io::read_file(d + "/index.html");
   expect_figures(d, html,
-                 {"periodic_sin", "periodic_sin-exp", "periodic_square", "periodic_sin_attention",
+                 {"periodic_sin", "periodic_sin-exp", "periodic_square", "periodic_attention",
                   "lm_attention"});
-  EXPECT_TRUE(fs::exists(d + "/figures/periodic_table.csv"));
+  // function, paper, Transformer (seed 0), …: the Transformer at or under the paper.
+  const std::string table = io::read_file(d + "/figures/periodic_table.csv");
+  int checked = 0;
+  for (std::size_t at = table.find('\n') + 1; at < table.size(); ++checked) {
+    const std::size_t end = table.find('\n', at);
+    const std::string row = table.substr(at, end - at);
+    const std::size_t c1 = row.find(','), c2 = row.find(',', c1 + 1), c3 = row.find(',', c2 + 1);
+    const double paper = std::stod(row.substr(c1 + 1)), ours = std::stod(row.substr(c2 + 1));
+    EXPECT_LE(ours, paper) << row;
+    EXPECT_NE(c3, std::string::npos);
+    at = end + 1;
+  }
+  EXPECT_EQ(checked, 3) << table;
+  EXPECT_TRUE(fs::exists(d + "/figures/periodic_attention_table.csv"));
+  EXPECT_NE(html.find("made by <code>"), std::string::npos);
+  EXPECT_NE(html.find("--config code --cosine-lr --dropout 0.05"), std::string::npos);
+  EXPECT_NE(html.find("kf train lm"), std::string::npos);
   const std::string diag = io::read_file(d + "/figures/head_kernel_table.csv");
-  EXPECT_NE(diag.find("periodic sin (quick)"), std::string::npos) << diag;
-  EXPECT_NE(diag.find("language model (tiny)"), std::string::npos) << diag;
+  EXPECT_NE(diag.find("periodic sin (code, improved), layer 2 head 1"), std::string::npos) << diag;
+  EXPECT_NE(diag.find("language model (word, tiny), layer 2 head 2"), std::string::npos) << diag;
+  // Word × word maps: 7 words ("The", "cat", …, "."), 2 layers × 2 heads.
+  const std::string lm = io::read_file(d + "/figures/lm_attention.csv");
+  EXPECT_NE(lm.find("2,2,6,6,\".\",\".\","), std::string::npos) << lm.substr(0, 400);
+  EXPECT_NE(lm.find("\"cat\""), std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -97,6 +114,9 @@ TEST(KfReport, ErrorsNameTheProblem) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("unknown section 'seed009'"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(d));
+  r = run_kf("report --sections periodic --models " + d + "-missing --out " + d);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("no README.md there"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -42,8 +42,9 @@ struct figure {
 struct heatmap {
   std::string title, xlabel, ylabel;
   int rows = 0, cols = 0;
-  std::vector<double> values;               // rows × cols, row-major
+  std::vector<double> values;               // rows × cols, row-major; NaN: a blank cell (a mask)
   std::vector<std::string> xticks, yticks;  // empty: numeric ticks
+  std::string scale;                        // what the colours mean, beside the colour bar
   int width = 760, height = 680;
 };
 
