@@ -433,8 +433,20 @@ void report_language_model(report& rep, report_context& ctx) {
   in.t = static_cast<index>(ids.size());
   in.tokens = ids;
   m.forward(in, {}, nullptr);
+  // Labels from the sentence's own pieces: a word outside the vocabulary keeps its text, marked,
+  // instead of showing as <unk>.
+  const auto pieces = lm.tok.split(sentence);
   std::vector<std::string> labels;
-  for (index id : ids) labels.push_back(word_label(lm.tok.decode({id})));
+  std::string unknown_words;
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    const bool unk = ids[k] == text::tokenizer::unk && pieces.size() == ids.size();
+    labels.push_back(unk ? word_label(pieces[k]) + " (unk)" : word_label(lm.tok.decode({ids[k]})));
+    // Appended piece by piece (GCC 12's false -Wrestrict on "literal" + std::string&&).
+    if (unk)
+      unknown_words.append(unknown_words.empty() ? "\"" : ", \"")
+          .append(word_label(pieces[k]))
+          .append("\"");
+  }
   const auto& cfg = m.config();
   std::vector<viz::heatmap> panels;
   std::string csv = "layer,head,query,key,query_token,key_token,weight\n";
@@ -476,9 +488,9 @@ void report_language_model(report& rep, report_context& ctx) {
                   "causal mask's upper triangle is left blank. Validation loss {} nats/word "
                   "(perplexity {}), {} s of training; the model is {}.{}",
                   num(lm.val_loss, 4), num(std::exp(lm.val_loss), 4), num(lm.seconds, 3), lm.how,
-                  unknown > 0 ? fmt::format(" {} word(s) of the sentence are outside the "
-                                            "vocabulary (<unk>).",
-                                            unknown)
+                  unknown > 0 ? fmt::format(" {} is outside the model's 8,000-piece vocabulary "
+                                            "and enters as &lt;unk&gt; (marked \"(unk)\").",
+                                            esc(unknown_words))
                               : ""));
   ctx.summary.push_back(fmt::format(
       "Language model (word tokens) on \"The cat sat on the mat.\": validation perplexity {:.1f} "
