@@ -132,8 +132,9 @@ void check_float_range(std::string_view kname, std::string_view pname, double v)
   const float a = static_cast<float>(v * v), b = static_cast<float>(1.0 / (v * v));
   if (!std::isfinite(a) || !std::isfinite(b) || a == 0.0f || b == 0.0f)
     throw std::invalid_argument(fmt::format(
-        "kernel {}: {} = {} is outside the float32 range (1e-18..1e18); use float64 data", kname,
-        pname, v));
+        "kernel {}: {} = {} is outside the float32 range (about 5.4e-20..1.8e19: its square "
+        "and inverse square must be float32 numbers); use float64 data",
+        kname, pname, v));
 }
 
 any_kernel resolve_one(any_kernel k, index d, bool for_float) {
