@@ -68,6 +68,12 @@ TEST(KfReport, SeedSectionsPage) {
 // their figures, the periodic table (the Transformer at or under the paper's MSE on all three
 // functions), Fig. 4's autocorrelation table and every head in the head-as-kernel table.
 TEST(KfReport, TrainedSectionsPage) {
+#ifdef KF_SANITIZE_BUILD
+  // Under the sanitizers (10x slower) the NW forecasters' bandwidth searches and rollouts alone
+  // would take most of the test timeout; the training and checkpoint code runs in test_kf_train,
+  // test_kf_lm and the checkpoint tests there.
+  GTEST_SKIP() << "trained sections run in the dev build";
+#endif
   const fs::path dir = report_dir("training");
   const std::string d = dir.string();
   auto r = run_kf("report --quiet --sections periodic,lm --out " + d);
