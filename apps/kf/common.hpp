@@ -152,6 +152,7 @@ void add_attend(CLI::App& app);
 void add_demo(CLI::App& app);
 void add_smooth(CLI::App& app);
 void add_kde(CLI::App& app);
+void add_classify(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_train(CLI::App& app);
 void add_train_lm(CLI::App* train);

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
       "  kf attend --queries Q.npy --keys K.npy --values V.npy --out OUT.npy\n"
       "  kf smooth data.csv --x x --y y --out fit.csv --plot fit.svg\n"
       "  kf kde data.csv --x x --bandwidth cv-ml --out density.csv\n"
+      "  kf classify data.csv --x a,b --y label --plot regions.svg\n"
       "  kf train lm --config tiny --save lm.safetensors   # a small language model\n"
       "  kf sample --model lm.safetensors --prompt \"The \"\n"
       "  kf attention --model lm.safetensors --out cat.png\n"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   kf::cli::add_demo(app);
   kf::cli::add_smooth(app);
   kf::cli::add_kde(app);
+  kf::cli::add_classify(app);
   kf::cli::add_predict(app);
   kf::cli::add_train(app);
   kf::cli::add_sample(app);

@@ -119,7 +119,7 @@ class parser {
       }
       if (nl == text_.size()) break;
     }
-    if (t_.rows() == 0) throw std::runtime_error(fmt::format("{}: no data rows", name_));
+    if (complete_ == 0) throw std::runtime_error(fmt::format("{}: no data rows", name_));
     return std::move(t_);
   }
 
@@ -164,6 +164,29 @@ class parser {
         }
       }
     }
+    tslot_.assign(ncells_, -1);
+    for (const auto& want : opt_.text_columns) {
+      const auto it = std::find(t_.names.begin(), t_.names.end(), want);
+      if (it == t_.names.end())
+        throw std::runtime_error(fmt::format("{}: no column named '{}'; columns are: {}", name_,
+                                             clip(want), name_list(t_.names)));
+      const auto c = static_cast<std::size_t>(it - t_.names.begin());
+      if (!opt_.columns.empty() && slot_[c] >= 0)
+        throw std::runtime_error(fmt::format(
+            "{}: column '{}' is asked for both as numbers and as text", name_, clip(want)));
+      if (opt_.columns.empty() && slot_[c] >= 0) {  // every other column is numeric: not this
+        kept.erase(std::find(kept.begin(), kept.end(), want));
+        for (auto& sl : slot_)
+          if (sl > slot_[c]) --sl;
+        slot_[c] = -1;
+      }
+      if (tslot_[c] < 0) {
+        tslot_[c] = static_cast<int>(t_.text_names.size());
+        t_.text_names.push_back(want);
+      }
+    }
+    t_.text.resize(t_.text_names.size());
+    for (auto& col : t_.text) col.reserve(lines);
     t_.names = std::move(kept);
     t_.columns.resize(t_.names.size());
     for (auto& col : t_.columns) col.reserve(lines);
@@ -173,7 +196,20 @@ class parser {
   void data_line(std::string_view line, std::size_t line_no) {
     bool blank = false;
     const std::size_t n = for_each_cell(line, [&](std::size_t c, std::string_view cell) {
-      if (c >= ncells_ || slot_[c] < 0 || blank) return;
+      if (c >= ncells_ || blank) return;
+      if (tslot_[c] >= 0) {
+        if (cell.empty() && opt_.drop_blank) {
+          blank = true;
+          return;
+        }
+        if (cell.empty())
+          throw std::runtime_error(fmt::format(
+              "{}: line {}, column '{}': the cell is blank (--na drop skips such rows)", name_,
+              line_no, clip(t_.text_names[static_cast<std::size_t>(tslot_[c])])));
+        t_.text[static_cast<std::size_t>(tslot_[c])].emplace_back(cell);
+        return;
+      }
+      if (slot_[c] < 0) return;
       auto& col = t_.columns[static_cast<std::size_t>(slot_[c])];
       double v = 0;
       if (cell.empty() && opt_.drop_blank) {
@@ -194,9 +230,11 @@ class parser {
       throw std::runtime_error(fmt::format("{}: line {}: {} cells, expected {} (one per column)",
                                            name_, line_no, n, ncells_));
     if (blank) {  // undo this row's cells already stored
-      const std::size_t rows = static_cast<std::size_t>(t_.rows_min());
-      for (auto& col : t_.columns) col.resize(rows);
+      for (auto& col : t_.columns) col.resize(complete_);
+      for (auto& col : t_.text) col.resize(complete_);
       ++t_.dropped_rows;
+    } else {
+      ++complete_;
     }
   }
 
@@ -208,7 +246,9 @@ class parser {
   const mapped_file* file_;
   std::size_t offset_ = 0;  // bytes skipped at the start (a byte-order mark)
   std::size_t ncells_ = 0;
-  std::vector<int> slot_;  // per cell: the parsed column it goes to, or -1
+  std::vector<int> slot_;     // per cell: the parsed column it goes to, or -1
+  std::vector<int> tslot_;    // per cell: the text column it goes to, or -1
+  std::size_t complete_ = 0;  // rows stored in full
   csv_table t_;
 };
 

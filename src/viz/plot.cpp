@@ -155,6 +155,14 @@ void draw(cairo_t* cr, const figure& f) {
         pen = true;
       }
       cairo_stroke(cr);
+    } else if (s.type == series::kind::cells) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!drawable(s.y[i])) continue;
+        const double x0 = px(s.x[i] - s.cell_w / 2), x1 = px(s.x[i] + s.cell_w / 2);
+        const double y0 = py(s.y[i] + s.cell_h / 2), y1 = py(s.y[i] - s.cell_h / 2);
+        cairo_rectangle(cr, x0, y0, x1 - x0, y1 - y0);
+      }
+      cairo_fill(cr);
     } else {
       const std::size_t m = std::min(n, s.y_upper.size());
       std::size_t i = 0;

@@ -27,6 +27,9 @@ struct csv_table {
   std::vector<std::string> names;  // header, or "c0", "c1", … when there is none
   std::vector<std::vector<double>> columns;
   index dropped_rows = 0;  // rows skipped for a blank cell (csv_options::drop_blank)
+  // csv_options::text_columns, in that order: the cells as text (trimmed, quotes removed).
+  std::vector<std::string> text_names;
+  std::vector<std::vector<std::string>> text;
   index rows() const { return columns.empty() ? 0 : static_cast<index>(columns[0].size()); }
   index rows_min() const;  // the shortest column's length (equal to rows() once parsed)
   // Index of a named column; throws naming the file and the available columns.
@@ -42,6 +45,9 @@ struct csv_table {
 struct csv_options {
   std::vector<std::string> columns;  // parse only these (by header name); empty: every column
   bool drop_blank = false;           // skip rows with a blank cell in a parsed column (--na drop)
+  // Columns kept as text (class labels); a column may not be both numeric and text. A blank
+  // text cell is an error naming the line, or drops the row with drop_blank.
+  std::vector<std::string> text_columns;
 };
 
 csv_table csv_read(const std::string& path, const csv_options& options = {});

@@ -1,7 +1,8 @@
 // kernelformer/viz/plot.hpp — simple, honest 2-D figures as SVG or PNG (cairo).
 //
 // A figure is data: a title, axis labels, and series drawn in order — points, lines, and
-// bands (a filled region between two curves, e.g. a confidence band). Axes get "nice" ticks
+// bands (a filled region between two curves, e.g. a confidence band), and cells (filled
+// rectangles on a grid, e.g. a classifier's decision regions). Axes get "nice" ticks
 // (1, 2, 5 × 10^k; decades on a log axis), a light grid, and a legend of the labelled series.
 // Output bytes are produced in memory; save() writes them atomically by extension (.svg, .png).
 #pragma once
@@ -19,7 +20,9 @@ inline constexpr rgb kBlue{0.12, 0.47, 0.71}, kOrange{1.0, 0.50, 0.05}, kGreen{0
     kRed{0.84, 0.15, 0.16}, kGrey{0.45, 0.45, 0.45}, kPurple{0.58, 0.40, 0.74};
 
 struct series {
-  enum class kind { points, line, band };
+  // cells: each (x, y) is the centre of a filled cell_w × cell_h rectangle in data units (a
+  // decision region drawn as a grid of cells)
+  enum class kind { points, line, band, cells };
   kind type = kind::line;
   std::vector<double> x, y;
   std::vector<double> y_upper;  // band only: y is the lower edge
@@ -27,6 +30,7 @@ struct series {
   rgb color = kBlue;
   double width = 2.0;  // line width, or point radius
   double alpha = 1.0;
+  double cell_w = 0, cell_h = 0;  // cells only
 };
 
 struct figure {
