@@ -153,6 +153,7 @@ void add_demo(CLI::App& app);
 void add_smooth(CLI::App& app);
 void add_kde(CLI::App& app);
 void add_classify(CLI::App& app);
+void add_inspect(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_train(CLI::App& app);
 void add_train_lm(CLI::App* train);

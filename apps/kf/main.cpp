@@ -41,12 +41,14 @@ int main(int argc, char** argv) {
       "  kf train lm --config tiny --save lm.safetensors   # a small language model\n"
       "  kf sample --model lm.safetensors --prompt \"The \"\n"
       "  kf attention --model lm.safetensors --out cat.png\n"
+      "  kf inspect lm.safetensors                 # every head read as a kernel smoother\n"
       "  kf attend --help                          # every option of a subcommand");
   kf::cli::add_attend(app);
   kf::cli::add_demo(app);
   kf::cli::add_smooth(app);
   kf::cli::add_kde(app);
   kf::cli::add_classify(app);
+  kf::cli::add_inspect(app);
   kf::cli::add_predict(app);
   kf::cli::add_train(app);
   kf::cli::add_sample(app);

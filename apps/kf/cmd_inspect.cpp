@@ -1,0 +1,185 @@
+// kf inspect — a checkpoint's architecture, parameter count, and every attention head read as a
+// kernel smoother (head-as-kernel fit, effective degrees of freedom tr W) on one input.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common.hpp"
+#include "kernelformer/explore/inspect.hpp"
+#include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/text/tokenizer.hpp"
+
+namespace kf::cli {
+namespace {
+
+struct inspect_options {
+  std::string model, data, text, summary, csv;
+  index row = 1;
+  bool quiet = false;
+};
+
+// The regressor's input: row `row` of --data (.npy/.csv, seq_len values per row), or the test
+// context of `kf train periodic --function sin` (sin(0.1 t) for the last seq_len t < 1000).
+std::vector<float> regressor_input(const inspect_options& o, index seq_len, std::string& what) {
+  if (!o.text.empty()) throw user_error("--text applies to language models; use --data");
+  std::vector<float> w(static_cast<std::size_t>(seq_len));
+  if (o.data.empty()) {
+    for (index i = 0; i < seq_len; ++i)
+      w[static_cast<std::size_t>(i)] =
+          static_cast<float>(std::sin(0.1 * double(1000 - seq_len + i)));
+    what = fmt::format("sin(0.1 t), t = {}..999 (the sin test context)", 1000 - seq_len);
+    return w;
+  }
+  const loaded_array a = load_array(o.data, "--data");
+  if (a.cols() != seq_len)
+    throw user_error(
+        fmt::format("--data {}: {} columns; the model takes windows of {} values "
+                    "(one per row)",
+                    o.data, a.cols(), seq_len));
+  if (o.row < 1 || o.row > a.rows())
+    throw user_error(
+        fmt::format("--row {} is outside 1..{} (the rows of {})", o.row, a.rows(), o.data));
+  matrix<float> scratch;
+  const auto x = a.as<float>(scratch);
+  for (index i = 0; i < seq_len; ++i) w[static_cast<std::size_t>(i)] = x(o.row - 1, i);
+  what = fmt::format("row {} of {}", o.row, o.data);
+  return w;
+}
+
+// The language model's input: --text, the start of the --data text file, or a default sentence;
+// at most the model's context.
+std::vector<index> lm_input(const inspect_options& o, const text::tokenizer& tok, index context,
+                            std::string& what) {
+  if (!o.data.empty() && !o.text.empty()) throw user_error("give --data or --text, not both");
+  std::string text = o.text.empty() ? "The cat sat on the mat." : o.text;
+  what = o.text.empty() ? "the default sentence" : "--text";
+  if (!o.data.empty()) {
+    try {
+      text = io::read_file(o.data);
+    } catch (const std::exception& e) {
+      throw user_error(fmt::format("--data {}: {}", o.data, e.what()));
+    }
+    what = fmt::format("the start of {}", o.data);
+  }
+  std::vector<index> ids = tok.encode(text);
+  if (ids.empty()) throw user_error(what + " holds no tokens");
+  if (static_cast<index>(ids.size()) > context) ids.resize(static_cast<std::size_t>(context));
+  what += fmt::format(" ({} tokens)", ids.size());
+  return ids;
+}
+
+void run(const inspect_options& o) {
+  require_extension(o.model, "model", {".safetensors"});
+  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
+  if (!o.csv.empty()) require_output(o.csv, "--csv", {".csv"});
+  model_inspection r;
+  std::string input;
+  try {
+    const model::checkpoint ck = model::checkpoint_load(o.model);
+    const std::string kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : "?";
+    if (kind == "sequence_regressor") {
+      auto m = model::sequence_regressor_load(ck);
+      const auto w = regressor_input(o, m->config().seq_len, input);
+      r = inspect_regressor(*m, w);
+    } else if (kind == "token_model") {
+      const auto cfg = model::token_model_config::from_metadata(ck.metadata);
+      if (cfg.encoder_layers > 0)
+        throw user_error(o.model +
+                         ": an encoder-decoder model; kf inspect reads periodic "
+                         "regressors and decoder-only language models");
+      const text::tokenizer tok = text::tokenizer::from_metadata(ck.metadata);
+      auto m = model::token_model_load(ck);
+      const auto ids = lm_input(o, tok, cfg.context, input);
+      r = inspect_token_model(*m, ids);
+    } else {
+      throw user_error(
+          fmt::format("{}: model kind '{}' is not one kf inspect reads "
+                      "(sequence_regressor, token_model)",
+                      o.model, model::checkpoint_quote(kind)));
+    }
+  } catch (const user_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw user_error(what.rfind(o.model + ":", 0) == 0 ? what : o.model + ": " + what);
+  }
+  nlohmann::json js;
+  js["model"] = o.model;
+  js["kind"] = r.kind;
+  js["architecture"] = r.architecture;
+  js["parameters"] = r.parameters;
+  js["input"] = input;
+  std::string csv = "layer,head,shape,bandwidth,offset,r2,r2_gaussian,df,queries,keys\n";
+  for (const auto& h : r.heads) {
+    const auto& b = h.fit.shapes[static_cast<std::size_t>(h.fit.best)];
+    nlohmann::json shapes;
+    for (const auto& s : h.fit.shapes)
+      shapes[s.kernel] = {
+          {"bandwidth", s.median_bandwidth}, {"offset", s.median_offset}, {"r2", s.r2}};
+    js["heads"].push_back({{"layer", h.layer + 1},
+                           {"head", h.head + 1},
+                           {"shape", b.kernel},
+                           {"bandwidth", b.median_bandwidth},
+                           {"offset", b.median_offset},
+                           {"r2", b.r2},
+                           {"df", h.df},
+                           {"queries", h.queries},
+                           {"keys", h.keys},
+                           {"shapes", shapes}});
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", h.layer + 1, h.head + 1, b.kernel,
+                       b.median_bandwidth, b.median_offset, b.r2, h.fit.shapes[0].r2, h.df,
+                       h.queries, h.keys);
+  }
+  io::atomic_writer writer;
+  if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
+  if (!o.csv.empty()) writer.stage(o.csv, csv);
+  writer.commit();
+  if (o.quiet) return;
+  fmt::print("kf inspect: {} ({})\n{}\n{} parameters; input: {}\n\n", o.model, r.kind,
+             r.architecture, r.parameters, input);
+  fmt::print("{:>5} {:>4}  {:<13} {:>9} {:>8} {:>7} {:>9} {:>8}\n", "layer", "head", "best shape",
+             "bandwidth", "offset", "R²", "R² gauss", "df=tr W");
+  for (const auto& h : r.heads) {
+    const auto& b = h.fit.shapes[static_cast<std::size_t>(h.fit.best)];
+    fmt::print("{:>5} {:>4}  {:<13} {:>9.3g} {:>8.3g} {:>7.4f} {:>9.4f} {:>8.2f}\n", h.layer + 1,
+               h.head + 1, b.kernel, b.median_bandwidth, b.median_offset, b.r2, h.fit.shapes[0].r2,
+               h.df);
+  }
+  fmt::print(
+      "\nbandwidth and offset in positions (medians over query rows; offset < 0 looks back); "
+      "df = tr W of {} positions: {} copies each position, 1 averages all\n",
+      r.heads.empty() ? 0 : r.heads[0].queries, r.heads.empty() ? 0 : r.heads[0].queries);
+}
+
+}  // namespace
+
+void add_inspect(CLI::App& app) {
+  auto o = std::make_shared<inspect_options>();
+  CLI::App* sub = app.add_subcommand(
+      "inspect",
+      "A checkpoint's architecture, parameter count and every attention head read as a kernel "
+      "smoother: best kernel shape, bandwidth, offset, R², effective degrees of freedom tr W");
+  sub->add_option("model", o->model, "MODEL.safetensors (kf train periodic or kf train lm)")
+      ->required();
+  sub->add_option("--data", o->data,
+                  "periodic regressor: X.npy|X.csv, one window per row (default: the sin test "
+                  "context); language model: a text file, its first context tokens");
+  sub->add_option("--row", o->row, "regressor: the row of --data to run (1-based)")
+      ->capture_default_str();
+  sub->add_option("--text", o->text, "language model: the input text (default: a sentence)");
+  sub->add_option("--summary", o->summary, "SUMMARY.json: everything, every shape's fit per head");
+  sub->add_option("--csv", o->csv, "HEADS.csv: one row per layer and head");
+  sub->add_flag("--quiet", o->quiet, "print nothing on success");
+  sub->footer(
+      "Examples:\n"
+      "  kf train periodic --function sin --config quick --save sin.safetensors\n"
+      "  kf inspect sin.safetensors                      # on the sin test context\n"
+      "  kf inspect sin.safetensors --data windows.npy --row 3 --csv heads.csv\n"
+      "  kf inspect lm.safetensors --text \"To be, or not to be\" --summary heads.json");
+  sub->callback([o] { run(*o); });
+}
+
+}  // namespace kf::cli

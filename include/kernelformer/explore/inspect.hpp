@@ -1,0 +1,52 @@
+// kernelformer/explore/inspect.hpp — a trained model's attention heads read as smoothers.
+//
+// For every layer and head of a model run on one input, the head's normalized weights W (T×T
+// over positions 0..T−1) get the diagnostics we give a kernel smoother: the head-as-kernel fit
+// (explore/head_kernel.hpp: best shape, median bandwidth, median offset, R², and the gaussian's
+// R² beside it) and the effective degrees of freedom tr(W) — the trace of the hat matrix, the
+// number of "free parameters" the head spends: T for a head that copies each position, 1 for one
+// that averages all of them, about T · K(0)/Σ_j K for a local kernel of bandwidth h (it falls as h
+// grows), and below 1, down to 0, for a head that looks away from each position itself.
+// Works on the periodic regressor (model/transformer.hpp) and decoder-only language models
+// (model/token_model.hpp); both are run in evaluation mode (no dropout).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernelformer/explore/head_kernel.hpp"
+#include "kernelformer/model/token_model.hpp"
+#include "kernelformer/model/transformer.hpp"
+#include "kernelformer/tensor.hpp"
+
+namespace kf {
+
+// tr(W) over the square part: Σ_{i < min(T, S)} W_ii.
+double weights_trace(const_matrix_view<double> w);
+
+struct head_inspection {
+  index layer = 0, head = 0;  // 0-based
+  index queries = 0, keys = 0;
+  head_kernel_report fit;
+  double df = 0;  // tr(W)
+};
+
+struct model_inspection {
+  std::string kind;          // "sequence_regressor" or "token_model"
+  std::string architecture;  // the configuration in words
+  index parameters = 0;
+  std::vector<head_inspection> heads;  // layer-major
+};
+
+// The weights of one head as a double matrix, and their diagnostics.
+head_inspection head_inspect(const_matrix_view<double> w, index layer, index head);
+
+// Runs the regressor on one window (seq_len values) and inspects every head.
+model_inspection inspect_regressor(model::sequence_regressor<float>& m,
+                                   std::span<const float> window);
+// Runs a decoder-only language model on token ids (1..context of them) and inspects every
+// decoder self-attention head. Throws std::invalid_argument for an encoder–decoder model.
+model_inspection inspect_token_model(model::token_model<float>& m, std::span<const index> ids);
+
+}  // namespace kf

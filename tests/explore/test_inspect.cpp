@@ -1,0 +1,92 @@
+// A model's heads read as smoothers: tr W of known weight matrices, a synthetic gaussian head
+// recovered by head_inspect, and every head of small regressors and language models inspected.
+#include "kernelformer/explore/inspect.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "kernelformer/masks.hpp"
+#include "kernelformer/model/periodic.hpp"
+#include "kernelformer/smooth.hpp"
+
+namespace kf {
+namespace {
+
+TEST(Inspect, TraceOfIdentityAverageAndKernelWeights) {
+  const index T = 40;
+  matrix<double> eye(T, T), avg(T, T);
+  for (index i = 0; i < T; ++i) {
+    eye(i, i) = 1;
+    for (index j = 0; j < T; ++j) avg(i, j) = 1.0 / double(T);
+  }
+  EXPECT_DOUBLE_EQ(weights_trace(eye.cview()), double(T));  // copies every position
+  EXPECT_NEAR(weights_trace(avg.cview()), 1.0, 1e-12);      // one mean
+  // A gaussian smoother over positions: tr W = Σ_i 1 / Σ_j K(i, j) (K(i, i) = 1), brute force.
+  matrix<double> pos(T, 1), w(T, T);
+  for (index i = 0; i < T; ++i) pos(i, 0) = double(i);
+  smooth_weights<double>(w.view(), {}, pos.cview(), pos.cview(), kernel_gaussian{3.0},
+                         mask::none());
+  double ref = 0;
+  for (index i = 0; i < T; ++i) {
+    double z = 0;
+    for (index j = 0; j < T; ++j) z += std::exp(-0.5 * double((i - j) * (i - j)) / 9.0);
+    ref += 1.0 / z;
+  }
+  const head_inspection h = head_inspect(w.cview(), 2, 1);
+  EXPECT_NEAR(h.df, ref, 1e-9);
+  EXPECT_EQ(h.layer, 2);
+  EXPECT_EQ(h.queries, T);
+  const auto& best = h.fit.shapes[static_cast<std::size_t>(h.fit.best)];
+  EXPECT_EQ(best.kernel, "gaussian");
+  EXPECT_NEAR(best.median_bandwidth, 3.0, 0.15);
+  EXPECT_NEAR(best.median_offset, 0.0, 0.5);
+  EXPECT_GT(best.r2, 0.999);
+}
+
+void expect_heads_sane(const model_inspection& r, index layers, index heads, index T) {
+  ASSERT_EQ(static_cast<index>(r.heads.size()), layers * heads);
+  for (const auto& h : r.heads) {
+    EXPECT_EQ(h.queries, T);
+    EXPECT_EQ(h.keys, T);
+    EXPECT_GE(h.df, 0.0);  // rows sum to 1: 0 ≤ tr W ≤ T (0: no position sees itself)
+    EXPECT_LE(h.df, double(T) + 1e-4);
+    EXPECT_EQ(h.fit.shapes.size(), 6u);
+  }
+  EXPECT_EQ(r.heads.back().layer, layers - 1);
+  EXPECT_EQ(r.heads.back().head, heads - 1);
+}
+
+TEST(Inspect, EveryHeadOfARegressorAndALanguageModel) {
+  model::regressor_config rc = model::periodic_config("quick");
+  rc.seq_len = 30;
+  rc.layers = 2;
+  model::sequence_regressor<float> m(rc, 1);
+  std::vector<float> window(30);
+  for (std::size_t i = 0; i < window.size(); ++i) window[i] = std::sin(0.1f * float(i));
+  const model_inspection r = inspect_regressor(m, window);
+  EXPECT_EQ(r.kind, "sequence_regressor");
+  EXPECT_EQ(r.parameters, m.params().count());
+  expect_heads_sane(r, 2, rc.block.heads, 30);
+  EXPECT_THROW(inspect_regressor(m, std::vector<float>(29)), std::invalid_argument);
+
+  model::token_model_config tc;
+  tc.vocab = 11;
+  tc.context = 16;
+  tc.decoder_layers = 2;
+  tc.block = {16, 2, 32, 0.0, nn::activation::gelu, true, kernel_exp_dot{}};
+  model::token_model<float> lm(tc, 2);
+  std::vector<index> ids(12);
+  std::iota(ids.begin(), ids.end(), 0);
+  for (auto& id : ids) id %= 11;
+  const model_inspection s = inspect_token_model(lm, ids);
+  EXPECT_EQ(s.kind, "token_model");
+  expect_heads_sane(s, 2, 2, 12);
+  // Causal: the first query sees only itself, so W_00 = 1 and tr W ≥ 1 + the rest.
+  EXPECT_GT(s.heads[0].df, 1.0);
+  EXPECT_THROW(inspect_token_model(lm, std::vector<index>(17, 1)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kf
