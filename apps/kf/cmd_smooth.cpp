@@ -18,7 +18,7 @@ namespace {
 
 struct smooth_options {
   std::string data, x = "x", y = "y", method = "nw", kernel = "gaussian", bandwidth = "cv";
-  std::string knn_weights = "uniform", at, out, summary, plot, plot_criterion, criterion_csv;
+  std::string knn_weights = "uniform", at, out, summary, plot, plot_criterion, criterion_csv, loo;
   std::string k = "10";
   index k_max = 100;
   index grid = 200;
@@ -121,6 +121,23 @@ matrix<double> prediction_points(const smooth_options& o, const matrix<double>& 
   return g;
 }
 
+// Per training point: x, y, the fit, the leave-one-out fit y − (y − ŷ)/(1 − W_ii), the hat
+// diagonal W_ii and the LOO residual (blank where W_ii = 1: no other point has weight there).
+std::string loo_csv(const regression_fit& fit, const std::vector<std::string>& xcols,
+                    const std::string& y) {
+  std::string csv = fmt::format("{},{},fit,loo_fit,hat,loo_residual\n", fmt::join(xcols, ","), y);
+  for (index i = 0; i < fit.x.rows(); ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    for (index c = 0; c < fit.x.cols(); ++c) csv += fmt::format("{},", fit.x(i, c));
+    const double r = fit.loo_residuals[iu];
+    csv += std::isfinite(r)
+               ? fmt::format("{},{},{},{},{}\n", fit.y[iu], fit.fitted[iu], fit.y[iu] - r,
+                             fit.hat_diag[iu], r)
+               : fmt::format("{},{},,{},\n", fit.y[iu], fit.fitted[iu], fit.hat_diag[iu]);
+  }
+  return csv;
+}
+
 void run(const smooth_options& o) {
   // Validate everything cheap before reading data.
   regression_spec spec;
@@ -157,13 +174,14 @@ void run(const smooth_options& o) {
   if (o.k_max < 1) throw user_error("--k-max must be at least 1");
   spec.k_max = o.k_max;
   spec.exact = o.exact;
-  spec.per_point = false;  // nothing below writes per-point diagnostics: keep the summary only
+  spec.per_point = !o.loo.empty();  // only --loo writes per-point diagnostics
   if (!o.out.empty()) require_output(o.out, "--out", {".csv"});
   if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
   if (!o.plot.empty()) require_output(o.plot, "--plot", {".svg", ".png"});
   if (!o.plot_criterion.empty())
     require_output(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
   if (!o.criterion_csv.empty()) require_output(o.criterion_csv, "--criterion-csv", {".csv"});
+  if (!o.loo.empty()) require_output(o.loo, "--loo", {".csv"});
 
   const auto xcols = split_list(o.x, "--x");
   std::vector<std::string> used = xcols;
@@ -301,6 +319,7 @@ void run(const smooth_options& o) {
                        fit.x.cols() > 1 && spec.method != regression_method::knn, o.plot_criterion,
                        spec.method == regression_method::knn ? "k" : "bandwidth h"));
   if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
+  if (!o.loo.empty()) writer.stage(o.loo, loo_csv(fit, xcols, o.y));
   writer.commit();
 
   if (o.quiet) return;
@@ -386,10 +405,13 @@ void add_smooth(CLI::App& app) {
   sub->add_option("--plot-criterion", o->plot_criterion, "FIG.svg|png: the criterion against h");
   sub->add_option("--criterion-csv", o->criterion_csv,
                   "CURVE.csv: the searched grid (scale, bandwidth, criterion)");
+  sub->add_option("--loo", o->loo,
+                  "LOO.csv: per training point x, y, fit, loo_fit, hat (W_ii), loo_residual");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Examples:\n"
       "  kf smooth                                      # built-in noisy sinusoid, LOO-CV\n"
+      "  kf smooth data.csv --x t --y v --loo loo.csv  # leave-one-out fits, hat diagonal\n"
       "  kf smooth data.csv --x age --y income --method local-linear --out fit.csv --plot fit.svg\n"
       "  kf smooth data.csv --x a,b --y z --bandwidth gcv --summary s.json --out fit.csv\n"
       "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"

@@ -121,5 +121,41 @@ TEST(KfSmoothHelp, DocumentsOptionsWithExamples) {
   }
 }
 
+// --loo: every training point's leave-one-out fit and hat diagonal, against brute-force sums.
+TEST_F(KfSmooth, LooFitsAndHatDiagonalMatchBruteForce) {
+  auto r =
+      run_kf("smooth " + p("data.csv") + " --x t --y signal --bandwidth 0.3 --loo " + p("loo.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto data = io::csv_read(p("data.csv"));
+  const auto loo = io::csv_read(p("loo.csv"));
+  ASSERT_EQ(loo.names,
+            (std::vector<std::string>{"t", "signal", "fit", "loo_fit", "hat", "loo_residual"}));
+  const auto& t = data.columns[0];
+  const auto& y = data.columns[1];
+  ASSERT_EQ(loo.rows(), static_cast<index>(t.size()));
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    double z = 0, zy = 0;
+    for (std::size_t j = 0; j < t.size(); ++j) {
+      if (j == i) continue;
+      const double w = std::exp(-0.5 * (t[i] - t[j]) * (t[i] - t[j]) / 0.09);
+      z += w, zy += w * y[j];
+    }
+    EXPECT_NEAR(loo.columns[3][i], zy / z, 1e-9) << i;
+    EXPECT_NEAR(loo.columns[4][i], 1.0 / (1.0 + z), 1e-9) << i;
+    EXPECT_NEAR(loo.columns[2][i], (zy + y[i]) / (z + 1.0), 1e-9) << i;
+    EXPECT_NEAR(loo.columns[5][i], y[i] - zy / z, 1e-9) << i;
+  }
+  // knn: the k nearest other points; W_ii = 1/k.
+  r = run_kf("smooth " + p("data.csv") + " --x t --y signal --method knn --k 4 --loo " +
+             p("knn.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto knn = io::csv_read(p("knn.csv"));
+  EXPECT_NEAR(knn.columns[4][10], 0.25, 1e-12);
+  EXPECT_NEAR(knn.columns[3][10], (y[8] + y[9] + y[11] + y[12]) / 4, 1e-9);
+  r = run_kf("smooth " + p("data.csv") + " --x t --y signal --loo " + p("loo.txt"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("--loo"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace kf
