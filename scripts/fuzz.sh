@@ -5,13 +5,13 @@
 # SECONDS of fuzzing from it (default 30), new inputs kept in build/fuzz/corpus/<target>/.
 # Exits non-zero at the first finding; the input that caused it is left in
 # build/fuzz/findings/<target>/. One summary line per target: executions, coverage, findings.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: npy csv safetensors tokenizer (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: npy csv safetensors tokenizer request (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(npy csv safetensors tokenizer)
+[ ${#targets[@]} -eq 0 ] && targets=(npy csv safetensors tokenizer request)
 cxx=${KF_FUZZ_CXX:-clang++-14}
 command -v "$cxx" >/dev/null || { echo "fuzz.sh: $cxx not found (bash scripts/install_deps.sh build)" >&2; exit 1; }
 

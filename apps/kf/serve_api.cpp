@@ -305,7 +305,9 @@ json fit_answer(caches& c, const httplib::Request& req) {
 void reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
-  res.set_content(body.dump(), "application/json");
+  // A parameter echoed in an error may hold bytes that are not UTF-8 (a fuzzing finding: the
+  // JSON writer threw from inside the error handler): they are written as U+FFFD.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 // Wraps an API handler: bad requests and bad indices → 400, anything else → 500.
@@ -346,34 +348,42 @@ json kernels_json(const std::vector<explorer_kernel_info>& ks) {
 
 }  // namespace
 
-void add_explorer_api(httplib::Server& svr) {
+std::vector<std::pair<std::string, httplib::Server::Handler>> explorer_api_handlers() {
   auto c = std::make_shared<caches>();
-  svr.Get("/api/functions", api([](const httplib::Request&) {
-            json a = json::array();
-            for (const auto& f : explorer_functions())
-              a.push_back({{"name", f.name},
-                           {"description", f.description},
-                           {"lo", f.lo},
-                           {"hi", f.hi},
-                           {"fixed_n", f.fixed_n}});
-            return json{{"functions", a}};
-          }));
-  svr.Get("/api/kernels", api([](const httplib::Request&) {
-            return json{{"kernels", kernels_json(explorer_kernels())},
-                        {"attention_kernels", kernels_json(explorer_attention_kernels())},
-                        {"attention_modes", explorer_attention_modes()}};
-          }));
-  svr.Get("/api/smooth", api([c](const httplib::Request& req) { return smooth_answer(*c, req); }));
-  svr.Get("/api/fit", api([c](const httplib::Request& req) { return fit_answer(*c, req); }));
-  svr.Get("/api/profile", api([c](const httplib::Request& req) {
-            const explorer_request r = parse_request(req);
-            if (!req.has_param("point")) throw bad_request("point: missing (an index 0..n-1)");
-            bool hit = false;
-            const auto head = cached(
-                c->heads, explorer_head_key(r), [&] { return explorer_make_head(r); }, hit);
-            const explorer_data d = explorer_make_data(r);
-            return profile_json(explorer_point_profile(r, *head, d, param_index(req, "point", 0)));
-          }));
+  std::vector<std::pair<std::string, httplib::Server::Handler>> h;
+  h.emplace_back("/api/functions", api([](const httplib::Request&) {
+                   json a = json::array();
+                   for (const auto& f : explorer_functions())
+                     a.push_back({{"name", f.name},
+                                  {"description", f.description},
+                                  {"lo", f.lo},
+                                  {"hi", f.hi},
+                                  {"fixed_n", f.fixed_n}});
+                   return json{{"functions", a}};
+                 }));
+  h.emplace_back("/api/kernels", api([](const httplib::Request&) {
+                   return json{{"kernels", kernels_json(explorer_kernels())},
+                               {"attention_kernels", kernels_json(explorer_attention_kernels())},
+                               {"attention_modes", explorer_attention_modes()}};
+                 }));
+  h.emplace_back("/api/smooth",
+                 api([c](const httplib::Request& req) { return smooth_answer(*c, req); }));
+  h.emplace_back("/api/fit", api([c](const httplib::Request& req) { return fit_answer(*c, req); }));
+  h.emplace_back(
+      "/api/profile", api([c](const httplib::Request& req) {
+        const explorer_request r = parse_request(req);
+        if (!req.has_param("point")) throw bad_request("point: missing (an index 0..n-1)");
+        bool hit = false;
+        const auto head = cached(
+            c->heads, explorer_head_key(r), [&] { return explorer_make_head(r); }, hit);
+        const explorer_data d = explorer_make_data(r);
+        return profile_json(explorer_point_profile(r, *head, d, param_index(req, "point", 0)));
+      }));
+  return h;
+}
+
+void add_explorer_api(httplib::Server& svr) {
+  for (auto& [path, handler] : explorer_api_handlers()) svr.Get(path, std::move(handler));
   svr.Get(R"(/api/.*)", [](const httplib::Request& req, httplib::Response& res) {
     reply(res, 404, {{"error", "no such API endpoint: " + req.path}});
   });

@@ -15,11 +15,18 @@
 // them cost only the curves.
 #pragma once
 
-namespace httplib {
-class Server;
-}
+#include <httplib.h>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace kf::cli {
+
+// The API's handlers by path, each answering 200, 400 (a bad parameter, named) or 500 with a JSON
+// body; add_explorer_api registers them (and a 404 for other /api/ paths). fuzz/fuzz_request.cpp
+// calls them directly.
+std::vector<std::pair<std::string, httplib::Server::Handler>> explorer_api_handlers();
 
 void add_explorer_api(httplib::Server& svr);
 

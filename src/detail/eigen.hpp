@@ -11,7 +11,9 @@
 #pragma once
 
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // a GCC-only warning group
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Dense>
 #include <unsupported/Eigen/SpecialFunctions>

@@ -364,7 +364,7 @@ double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::a
       const index b = std::clamp<index>(static_cast<index>(std::floor(t1)), 0, g1 - 2);
       const double f0 = std::clamp(t0 - double(a), 0.0, 1.0),
                    f1 = std::clamp(t1 - double(b), 0.0, 1.0);
-      auto at = [&](index r, index c) { return lg[static_cast<std::size_t>(r * g1 + c)]; };
+      auto at = [&, w = g1](index r, index c) { return lg[static_cast<std::size_t>(r * w + c)]; };
       const double l00 = at(a, b), l01 = at(a, b + 1), l10 = at(a + 1, b), l11 = at(a + 1, b + 1);
       if (l00 != kInf && l01 != kInf && l10 != kInf && l11 != kInf) {
         total += (1 - f0) * ((1 - f1) * l00 + f1 * l01) + f0 * ((1 - f1) * l10 + f1 * l11);

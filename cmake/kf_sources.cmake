@@ -1,0 +1,52 @@
+# The library's sources, relative to the repository root: the kernelformer target
+# (CMakeLists.txt) and the fuzz targets' instrumented copy (fuzz/CMakeLists.txt) build the same
+# list, so a new source file is named once.
+set(KF_LIBRARY_SOURCES
+  src/kernels.cpp
+  src/masks.cpp
+  src/smooth.cpp
+  src/smooth_backward.cpp
+  src/smooth_topk.cpp
+  src/smooth_reference.cpp
+  src/smooth_partial.cpp
+  src/detail/blas.cpp
+  src/detail/vec_exp.cpp
+  src/detail/tile_kernel.cpp
+  src/regression/bandwidth.cpp
+  src/regression/smoother.cpp
+  src/regression/kde.cpp
+  src/regression/binned.cpp
+  src/regression/kde_binned.cpp
+  src/regression/knn.cpp
+  src/regression/binned2d.cpp
+  src/regression/nw_binned2d.cpp
+  src/regression/smoother_exact.cpp
+  src/regression/sorted_window.cpp
+  src/regression/radius.cpp
+  src/nn/parameters.cpp
+  src/nn/linear.cpp
+  src/nn/layer_norm.cpp
+  src/nn/activation.cpp
+  src/nn/dropout.cpp
+  src/nn/embedding.cpp
+  src/nn/attention.cpp
+  src/nn/mlp.cpp
+  src/nn/block.cpp
+  src/nn/lm_head.cpp
+  src/optim/adamw.cpp
+  src/model/transformer.cpp
+  src/model/checkpoint.cpp
+  src/model/periodic.cpp
+  src/model/token_model.cpp
+  src/model/lm_train.cpp
+  src/explore/attention_fit.cpp
+  src/explore/explorer.cpp
+  src/explore/explorer_head.cpp
+  src/explore/head_kernel.cpp
+  src/text/tokenizer.cpp
+  src/viz/plot.cpp
+  src/io/npy.cpp
+  src/io/csv.cpp
+  src/io/atomic_file.cpp
+  src/io/mapped_file.cpp
+)
