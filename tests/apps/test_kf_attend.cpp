@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "apps/run_kf.hpp"
 #include "kernelformer/io/atomic_file.hpp"
@@ -57,6 +61,101 @@ TEST_F(KfAttend, ComputesWhatTheLibraryComputes) {
   EXPECT_TRUE(test::all_close(out.to_matrix<float>(), ref, 0, 0));
   const auto w = io::npy_read(p("w.npy"));
   EXPECT_EQ(w.shape, (std::vector<index>{9, 11}));
+}
+
+// The weights and output kf writes, against brute force in double written here: p_ij =
+// w_ij / Σ_{j∈M(i)} w_ij and out_i = Σ_j p_ij v_j, for a distance kernel under a causal offset,
+// a top-k mask and a product kernel split across the columns.
+struct brute_attention {
+  matrix<double> q, k, v;
+  // log w(i, j) (−∞ outside the mask before top-k) for the case under test.
+  std::function<double(index, index)> log_w;
+  index topk = 0;  // keep the topk largest weights of each row (0: all)
+
+  matrix<double> weights() const {
+    matrix<double> p(q.rows(), k.rows());
+    for (index i = 0; i < q.rows(); ++i) {
+      std::vector<double> lw(static_cast<std::size_t>(k.rows()));
+      for (index j = 0; j < k.rows(); ++j) lw[static_cast<std::size_t>(j)] = log_w(i, j);
+      if (topk > 0) {  // no ties in random data: the k-th largest is a clean threshold
+        std::vector<double> sorted = lw;
+        std::sort(sorted.begin(), sorted.end(), std::greater<>());
+        const double cut = sorted[static_cast<std::size_t>(topk - 1)];
+        for (double& x : lw)
+          if (x < cut) x = -INFINITY;
+      }
+      const double mx = *std::max_element(lw.begin(), lw.end());
+      double sum = 0;
+      for (double x : lw) sum += std::exp(x - mx);
+      for (index j = 0; j < k.rows(); ++j)
+        p(i, j) = std::exp(lw[static_cast<std::size_t>(j)] - mx) / sum;
+    }
+    return p;
+  }
+  matrix<double> out() const {
+    const matrix<double> p = weights();
+    matrix<double> o(q.rows(), v.cols());
+    for (index i = 0; i < q.rows(); ++i)
+      for (index c = 0; c < v.cols(); ++c) {
+        double s = 0;
+        for (index j = 0; j < k.rows(); ++j) s += p(i, j) * v(j, c);
+        o(i, c) = s;
+      }
+    return o;
+  }
+};
+
+TEST_F(KfAttend, WeightsAndOutputEqualBruteForce) {
+  write("k64.npy", test::random_matrix<double>(11, 3, 2));
+  write("v64.npy", test::random_matrix<double>(11, 2, 3));
+  brute_attention b{test::random_matrix<double>(9, 3, 1),
+                    test::random_matrix<double>(11, 3, 2),
+                    test::random_matrix<double>(11, 2, 3),
+                    {},
+                    0};
+  auto sqdist = [&](index i, index j, index c0, index c1) {
+    double s = 0;
+    for (index c = c0; c < c1; ++c) s += (b.q(i, c) - b.k(j, c)) * (b.q(i, c) - b.k(j, c));
+    return s;
+  };
+  auto dot = [&](index i, index j, index c0, index c1) {
+    double s = 0;
+    for (index c = c0; c < c1; ++c) s += b.q(i, c) * b.k(j, c);
+    return s;
+  };
+  struct case_t {
+    std::string args;
+    std::function<double(index, index)> log_w;
+    index topk;
+  };
+  const std::vector<case_t> cases = {
+      {"--kernel gaussian -b 0.7 --mask causal:2",
+       [&](index i, index j) { return j <= i + 2 ? -sqdist(i, j, 0, 3) / (2 * 0.49) : -INFINITY; },
+       0},
+      {"--kernel exp_dot --temperature 0.5 --mask topk:3",
+       [&](index i, index j) { return dot(i, j, 0, 3) / 0.5; }, 3},
+      {"--kernel laplacian -b 0.3 --mask 'window:2&topk:2'",
+       [&](index i, index j) {
+         return std::abs(i - j) <= 2 ? -std::sqrt(sqdist(i, j, 0, 3)) / 0.3 : -INFINITY;
+       },
+       2},
+      {"--kernel 'exp_dot:t=2*gaussian:h=0.8' --split 2",
+       [&](index i, index j) { return dot(i, j, 0, 2) / 2 - sqdist(i, j, 2, 3) / (2 * 0.64); }, 0},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const auto r =
+        run_kf("attend -q " + p("q64.npy") + " -k " + p("k64.npy") + " -v " + p("v64.npy") + " " +
+               c.args + " -o " + p("o.npy") + " --weights " + p("w.npy"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    b.log_w = c.log_w;
+    b.topk = c.topk;
+    const auto w = io::npy_read(p("w.npy"));
+    ASSERT_EQ(w.dtype, io::npy_dtype::f64);
+    EXPECT_TRUE(test::all_close(w.to_matrix<double>(), b.weights(), 1e-12, 1e-15));
+    EXPECT_TRUE(
+        test::all_close(io::npy_read(p("o.npy")).to_matrix<double>(), b.out(), 1e-12, 1e-14));
+  }
 }
 
 TEST_F(KfAttend, MixedDtypesAndCsvGiveFloat64) {

@@ -3,11 +3,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "apps/run_kf.hpp"
 #include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/lm_train.hpp"
+#include "kernelformer/text/tokenizer.hpp"
 
 namespace kf {
 namespace {
@@ -71,6 +76,46 @@ TEST(KfLm, TrainSampleAttention) {
   EXPECT_NE(table.find("gaussian:h=2,"), std::string::npos) << table;
   r = run_kf("experiment lm --corpus " + corpus + " --kernels nope --iters 1");
   EXPECT_EQ(r.code, 1);
+  fs::remove_all(dir);
+}
+
+// --tokenizer word changes the numbers: the vocabulary, token counts and validation loss in the
+// summary are those of the saved model and tokenizer evaluated here on the same split.
+TEST(KfLm, WordTokenizerSummaryMatchesTheSavedModel) {
+  const fs::path dir = fs::temp_directory_path() / ("kf_lm_word_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string d = dir.string(), corpus = std::string(KF_FIXTURES_DIR) + "/memorize_1k.txt";
+  const auto r = run_kf("train lm --tokenizer word --corpus " + corpus +
+                        " --iters 6 --val-fraction 0.25 --save " + d + "/lm.safetensors " +
+                        "--summary " + d + "/s.json --quiet");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto js = nlohmann::json::parse(io::read_file(d + "/s.json"));
+  const std::string text = io::read_file(corpus);
+  const auto cut = static_cast<std::size_t>(double(text.size()) * (1.0 - 0.25));
+  const std::string train_text = text.substr(0, cut), val_text = text.substr(cut);
+  const auto ck = model::checkpoint_load(d + "/lm.safetensors");
+  const auto tok = text::tokenizer::from_metadata(ck.metadata);
+  ASSERT_EQ(tok.kind(), text::tokenizer_kind::word);
+  // The saved vocabulary is the one the training text gives (min count 2), words not characters.
+  const auto fresh = text::tokenizer::train(text::tokenizer_kind::word, train_text);
+  ASSERT_EQ(tok.size(), fresh.size());
+  for (index i = 0; i < tok.size(); ++i) EXPECT_EQ(tok.piece(i), fresh.piece(i));
+  EXPECT_EQ(js["vocab"].get<index>(), tok.size());
+  index unknown = 0;
+  const auto train = tok.encode(train_text);
+  const auto val = tok.encode(val_text, &unknown);
+  EXPECT_LT(train.size(), train_text.size() / 3) << "word pieces, not bytes";
+  EXPECT_EQ(js["train_tokens"].get<std::size_t>(), train.size());
+  EXPECT_EQ(js["val_tokens"].get<std::size_t>(), val.size());
+  EXPECT_EQ(js["val_unknown_tokens"].get<index>(), unknown);
+  EXPECT_GT(unknown, 0);
+  // The validation loss is the saved model's mean cross-entropy on the validation stream.
+  auto m = model::token_model_load(ck);
+  const double val_loss = model::lm_evaluate(*m, val, model::lm_preset_get("tiny").eval_windows);
+  EXPECT_NEAR(js["val_loss"].get<double>(), val_loss, 1e-6 * val_loss);
+  EXPECT_NEAR(js["val_perplexity"].get<double>(), std::exp(val_loss), 1e-6 * std::exp(val_loss));
+  // Six iterations from a uniform start: the loss is still near log(vocab).
+  EXPECT_NEAR(val_loss, std::log(double(tok.size())), 1.0);
   fs::remove_all(dir);
 }
 

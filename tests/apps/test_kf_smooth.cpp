@@ -2,13 +2,20 @@
 // kind of bad input: one clear line, a non-zero exit, nothing written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <numbers>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "apps/run_kf.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
+#include "kernelformer/regression/kde.hpp"
+#include "kernelformer/regression/smoother.hpp"
 
 namespace kf {
 namespace {
@@ -108,6 +115,289 @@ TEST_F(KfSmooth, BadInputsFailCleanlyAndWriteNothing) {
     EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(p("o.csv")));
     EXPECT_FALSE(fs::exists(p("o.json")));
+  }
+}
+
+// ---- The numbers kf writes, against brute force written here (independent of the library) ----
+
+// |a − b| ≤ tol·max(1, |b|).
+#define EXPECT_CLOSE(a, b, tol) EXPECT_NEAR(a, b, (tol)*std::max(1.0, std::abs(b)))
+
+// A 1-D linear smoother by brute force: ŷ(x0) = Σ_j ℓ_j(x0) y_j with ℓ of Nadaraya–Watson (local
+// constant) or local linear, gaussian exp(−u²/2) or epanechnikov (1 − u²)₊ weights, u = (x_j −
+// x0)/h.
+struct brute_smoother {
+  std::vector<double> x, y;
+  double h = 1;
+  bool linear = false, gaussian = true;
+
+  std::vector<double> weights(double x0) const {
+    std::vector<double> w(x.size());
+    double s0 = 0, s1 = 0, s2 = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const double d = x[j] - x0, u = d / h;
+      w[j] = gaussian ? std::exp(-0.5 * u * u) : std::max(1 - u * u, 0.0);
+      s0 += w[j], s1 += w[j] * d, s2 += w[j] * d * d;
+    }
+    for (std::size_t j = 0; j < x.size(); ++j)  // local linear: the weighted least-squares line
+      w[j] = linear ? w[j] * (s2 - (x[j] - x0) * s1) / (s0 * s2 - s1 * s1) : w[j] / s0;
+    return w;
+  }
+  double fit(double x0) const {
+    const auto l = weights(x0);
+    double f = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) f += l[j] * y[j];
+    return f;
+  }
+  double sum_l2(double x0) const {
+    double s = 0;
+    for (double l : weights(x0)) s += l * l;
+    return s;
+  }
+};
+
+// The fit's diagnostics from the hat matrix L_ij = ℓ_j(x_i), formulas of docs/regression.md.
+struct brute_diagnostics {
+  double df = 0, rss = 0, loo_cv = 0, gcv = 0, aicc = 0, r2 = 0, sigma = 0;
+};
+brute_diagnostics diagnose(const brute_smoother& s) {
+  brute_diagnostics d;
+  const double n = double(s.x.size());
+  double mean = 0, tss = 0;
+  for (double v : s.y) mean += v / n;
+  for (std::size_t i = 0; i < s.x.size(); ++i) {
+    const auto l = s.weights(s.x[i]);
+    double f = 0;
+    for (std::size_t j = 0; j < s.x.size(); ++j) f += l[j] * s.y[j];
+    const double r = s.y[i] - f;
+    d.df += l[i];
+    d.rss += r * r;
+    d.loo_cv += r * r / ((1 - l[i]) * (1 - l[i])) / n;
+    tss += (s.y[i] - mean) * (s.y[i] - mean);
+  }
+  d.gcv = d.rss / n / ((1 - d.df / n) * (1 - d.df / n));
+  d.aicc = std::log(d.rss / n) + 1 + 2 * (d.df + 1) / (n - d.df - 2);
+  d.r2 = 1 - d.rss / tss;
+  d.sigma = std::sqrt(d.rss / (n - d.df));
+  return d;
+}
+
+class KfSmoothNumbers : public KfSmooth {
+ protected:
+  brute_smoother data;  // the CSV as kf parses it (6 decimals)
+  void SetUp() override {
+    KfSmooth::SetUp();
+    const auto t = io::csv_read(p("data.csv"));
+    data.x = t.columns[t.column("t")];
+    data.y = t.columns[t.column("signal")];
+    // Off the data points (the 5th and 6th nearest are never tied), one beyond each end.
+    io::write_file_atomic(p("at.csv"), "t\n-0.37\n0.04\n1.234\n2.61\n3.333\n5.87\n6.4\n");
+  }
+  static nlohmann::json summary(const std::string& path) {
+    return nlohmann::json::parse(io::read_file(path));
+  }
+  // kf smooth --at at.csv: the fit and se it wrote, checked against brute force.
+  void expect_fit_at(const brute_smoother& s, const std::string& out, double sigma) {
+    const auto fit = io::csv_read(out);
+    ASSERT_EQ(fit.names, (std::vector<std::string>{"t", "fit", "se"}));
+    ASSERT_EQ(fit.rows(), 7);
+    for (index i = 0; i < fit.rows(); ++i) {
+      const double x0 = fit.columns[0][static_cast<std::size_t>(i)];
+      SCOPED_TRACE(x0);
+      EXPECT_CLOSE(fit.columns[1][static_cast<std::size_t>(i)], s.fit(x0), 1e-12);
+      EXPECT_CLOSE(fit.columns[2][static_cast<std::size_t>(i)], sigma * std::sqrt(s.sum_l2(x0)),
+                   1e-12);
+    }
+  }
+  void expect_summary(const nlohmann::json& js, const brute_diagnostics& d) {
+    EXPECT_CLOSE(js["df"].get<double>(), d.df, 1e-12);
+    EXPECT_CLOSE(js["r2"].get<double>(), d.r2, 1e-12);
+    EXPECT_CLOSE(js["sigma"].get<double>(), d.sigma, 1e-12);
+    EXPECT_CLOSE(js["loo_cv"].get<double>(), d.loo_cv, 1e-12);
+    EXPECT_CLOSE(js["gcv"].get<double>(), d.gcv, 1e-12);
+    EXPECT_CLOSE(js["aicc"].get<double>(), d.aicc, 1e-12);
+  }
+};
+
+TEST_F(KfSmoothNumbers, NadarayaWatsonFixedBandwidthAtPoints) {
+  const auto r = run_kf("smooth " + p("data.csv") + " --x t --y signal --bandwidth 0.45 --at " +
+                        p("at.csv") + " --out " + p("fit.csv") + " --summary " + p("s.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  brute_smoother s = data;
+  s.h = 0.45;
+  const auto d = diagnose(s);
+  expect_summary(summary(p("s.json")), d);
+  expect_fit_at(s, p("fit.csv"), d.sigma);
+}
+
+TEST_F(KfSmoothNumbers, LocalLinearEpanechnikovOnTheGrid) {
+  const auto r = run_kf("smooth " + p("data.csv") +
+                        " --x t --y signal --method local-linear --kernel epanechnikov "
+                        "--bandwidth 0.35 --grid 13 --out " +
+                        p("fit.csv") + " --summary " + p("s.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  brute_smoother s = data;
+  s.h = 0.35, s.linear = true, s.gaussian = false;
+  const auto d = diagnose(s);
+  expect_summary(summary(p("s.json")), d);
+  const auto fit = io::csv_read(p("fit.csv"));
+  ASSERT_EQ(fit.rows(), 13);
+  const double lo = data.x.front(), hi = data.x.back();
+  for (std::size_t i = 0; i < 13; ++i) {
+    const double x0 = lo + (hi - lo) * double(i) / 12;  // the grid spans the data range
+    SCOPED_TRACE(x0);
+    EXPECT_CLOSE(fit.columns[0][i], x0, 1e-15);
+    EXPECT_CLOSE(fit.columns[1][i], s.fit(x0), 1e-12);
+    EXPECT_CLOSE(fit.columns[2][i], d.sigma * std::sqrt(s.sum_l2(x0)), 1e-12);
+  }
+}
+
+// The searched bandwidth: each row of --criterion-csv is the brute-force LOO-CV at its
+// bandwidth, the chosen one is no worse than any row, and the fit at it is brute force's.
+TEST_F(KfSmoothNumbers, CrossValidatedBandwidthAndCriterionCurve) {
+  const auto r = run_kf("smooth " + p("data.csv") + " --x t --y signal --bandwidth cv --at " +
+                        p("at.csv") + " --out " + p("fit.csv") + " --summary " + p("s.json") +
+                        " --criterion-csv " + p("curve.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto js = summary(p("s.json"));
+  brute_smoother s = data;
+  s.h = js["bandwidth"].get<double>();
+  const auto d = diagnose(s);
+  expect_summary(js, d);
+  EXPECT_CLOSE(js["criterion_value"].get<double>(), d.loo_cv, 1e-12);
+  expect_fit_at(s, p("fit.csv"), d.sigma);
+  // The curve has "inf" where a leave-one-out fit is undefined (tiny h): read it by hand.
+  std::istringstream curve(io::read_file(p("curve.csv")));
+  std::string line;
+  std::getline(curve, line);
+  ASSERT_EQ(line, "scale,bandwidth,criterion");
+  int rows = 0, finite = 0;
+  while (std::getline(curve, line)) {
+    ++rows;
+    brute_smoother si = data;
+    const auto c1 = line.find(','), c2 = line.rfind(',');
+    si.h = std::stod(line.substr(c1 + 1, c2 - c1 - 1));
+    const double v = std::stod(line.substr(c2 + 1));
+    finite += std::isfinite(v);
+    SCOPED_TRACE(line);
+    if (std::isfinite(v)) {
+      // 1e-8: at the smallest h, 1 − L_ii is small and the closed form amplifies rounding.
+      EXPECT_CLOSE(v, diagnose(si).loo_cv, 1e-8);
+    }
+    EXPECT_LE(d.loo_cv, v * (1 + 1e-12));
+  }
+  EXPECT_EQ(rows, 41);
+  EXPECT_GT(finite, 30);
+}
+
+// KNN by brute force: the k nearest (no ties at these points), uniform mean or 1/distance
+// weights; a uniform fit's df is n/k (each point is its own nearest neighbour).
+TEST_F(KfSmoothNumbers, KnnUniformAndDistanceWeights) {
+  for (const std::string weights : {"uniform", "distance"}) {
+    SCOPED_TRACE(weights);
+    const auto r = run_kf("smooth " + p("data.csv") + " --x t --y signal --method knn --k 5 " +
+                          "--knn-weights " + weights + " --at " + p("at.csv") + " --out " +
+                          p("fit.csv") + " --summary " + p("s.json"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto fit = io::csv_read(p("fit.csv"));
+    ASSERT_EQ(fit.rows(), 7);
+    for (std::size_t i = 0; i < 7; ++i) {
+      const double x0 = fit.columns[0][i];
+      std::vector<std::size_t> order(data.x.size());
+      for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return std::abs(data.x[a] - x0) < std::abs(data.x[b] - x0);
+      });
+      double num = 0, den = 0, l2 = 0;
+      for (std::size_t j = 0; j < 5; ++j) {
+        const double w = weights == "uniform" ? 1.0 : 1.0 / std::abs(data.x[order[j]] - x0);
+        num += w * data.y[order[j]], den += w, l2 += w * w;
+      }
+      SCOPED_TRACE(x0);
+      EXPECT_CLOSE(fit.columns[1][i], num / den, 1e-12);
+      if (weights == "uniform") {
+        const auto js = summary(p("s.json"));
+        EXPECT_CLOSE(js["df"].get<double>(), 60.0 / 5, 1e-12);
+        EXPECT_CLOSE(fit.columns[2][i], js["sigma"].get<double>() * std::sqrt(l2) / den, 1e-12);
+      }
+    }
+  }
+}
+
+// Two columns, a gcv bandwidth per column: kf writes what the library computes on the same data,
+// to the last bit (the 2-D brute force is the library's own test's business).
+TEST_F(KfSmoothNumbers, TwoColumnsEqualTheLibraryCall) {
+  const auto r =
+      run_kf("smooth " + p("data.csv") + " --x t,z --y signal --bandwidth gcv --grid 6 " +
+             "--out " + p("fit.csv") + " --summary " + p("s.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto t = io::csv_read(p("data.csv"));
+  regression_spec spec;
+  spec.per_point = false;
+  const auto fit =
+      regression_fit_data(spec, t.select<double>({"t", "z"}), data.y, bandwidth_criterion::gcv);
+  const auto js = summary(p("s.json"));
+  ASSERT_EQ(js["bandwidth"].size(), 2u);
+  EXPECT_EQ(js["bandwidth"][0].get<double>(), fit.spec.bandwidth[0]);
+  EXPECT_EQ(js["bandwidth"][1].get<double>(), fit.spec.bandwidth[1]);
+  EXPECT_EQ(js["criterion_value"].get<double>(), fit.criterion_value);
+  const auto out = io::csv_read(p("fit.csv"));
+  ASSERT_EQ(out.rows(), 36);
+  const auto pred = regression_predict(fit, out.select<double>({"t", "z"}).cview());
+  for (std::size_t i = 0; i < 36; ++i) {
+    EXPECT_EQ(out.columns[2][i], pred.fit[i]) << i;
+    EXPECT_EQ(out.columns[3][i], pred.se[i]) << i;
+  }
+}
+
+// f̂(x) = Σ_j φ((x − x_j)/h) / (n h) by brute force, gaussian φ.
+double brute_kde(const std::vector<double>& x, double h, double x0) {
+  double s = 0;
+  for (double xj : x) s += std::exp(-0.5 * (x0 - xj) * (x0 - xj) / (h * h));
+  return s / (double(x.size()) * h * std::sqrt(2 * std::numbers::pi));
+}
+
+// LSCV(h) = ∫f̂² − (2/n) Σ_i f̂₋ᵢ(x_i); for the gaussian ∫f̂² = Σ_ij φ_{h√2}(x_i − x_j) / n².
+double brute_lscv(const std::vector<double>& x, double h) {
+  const double n = double(x.size());
+  double int_f2 = 0, loo = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const double d = x[i] - x[j];
+      int_f2 += std::exp(-d * d / (4 * h * h)) / (2 * h * std::sqrt(std::numbers::pi)) / (n * n);
+      if (i != j)
+        loo += std::exp(-0.5 * d * d / (h * h)) / (h * std::sqrt(2 * std::numbers::pi)) / (n - 1);
+    }
+  return int_f2 - 2 * loo / n;
+}
+
+TEST_F(KfSmoothNumbers, KdeDensitiesAndCvLsCurve) {
+  auto r = run_kf("kde " + p("data.csv") + " --x t --bandwidth 0.4 --at " + p("at.csv") +
+                  " --out " + p("d.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto dens = io::csv_read(p("d.csv"));
+  ASSERT_EQ(dens.rows(), 7);
+  for (std::size_t i = 0; i < 7; ++i)
+    EXPECT_CLOSE(dens.columns[1][i], brute_kde(data.x, 0.4, dens.columns[0][i]), 1e-12);
+  r = run_kf("kde " + p("data.csv") + " --x t --bandwidth cv-ls --grid 9 --out " + p("d.csv") +
+             " --summary " + p("k.json") + " --criterion-csv " + p("curve.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto js = summary(p("k.json"));
+  const double h = js["bandwidth"].get<double>();
+  EXPECT_CLOSE(js["criterion_value"].get<double>(), brute_lscv(data.x, h), 1e-10);
+  dens = io::csv_read(p("d.csv"));
+  ASSERT_EQ(dens.rows(), 9);
+  // The grid spans the data widened by 3 bandwidths.
+  EXPECT_CLOSE(dens.columns[0][0], data.x.front() - 3 * h, 1e-14);
+  EXPECT_CLOSE(dens.columns[0][8], data.x.back() + 3 * h, 1e-14);
+  for (std::size_t i = 0; i < 9; ++i)
+    EXPECT_CLOSE(dens.columns[1][i], brute_kde(data.x, h, dens.columns[0][i]), 1e-12);
+  const auto curve = io::csv_read(p("curve.csv"));
+  ASSERT_EQ(curve.rows(), 41);
+  for (std::size_t i = 0; i < 41; ++i) {
+    SCOPED_TRACE(curve.columns[1][i]);
+    EXPECT_CLOSE(curve.columns[2][i], brute_lscv(data.x, curve.columns[1][i]), 1e-10);
+    EXPECT_LE(js["criterion_value"].get<double>(), curve.columns[2][i] + 1e-15);
   }
 }
 

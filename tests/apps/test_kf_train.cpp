@@ -76,6 +76,43 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
   fs::remove_all(dir);
 }
 
+// kf predict on PyTorch's model (tests/fixtures, python/make_fixture_transformer.py): the
+// predictions it writes are PyTorch's, from a CSV and from a float32 .npy input, to CSV and .npy.
+TEST(KfPredict, PyTorchModelFromCsvAndNpyInputs) {
+  const fs::path dir = fs::temp_directory_path() / ("kf_predict_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string d = dir.string(), fx = KF_FIXTURES_DIR;
+  const auto io_arr = io::npy_read(fx + "/torch_regressor_io.npy").to_matrix<double>();
+  const index b = io_arr.rows(), t = io_arr.cols() - 2;  // rows: x (T values) | y | prediction
+  ASSERT_GE(b, 2);
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> cols(static_cast<std::size_t>(t));
+  matrix<float> x(b, t);
+  for (index j = 0; j < t; ++j) {
+    names.push_back("x" + std::to_string(j));
+    for (index i = 0; i < b; ++i) {
+      x(i, j) = static_cast<float>(io_arr(i, j));
+      cols[static_cast<std::size_t>(j)].push_back(io_arr(i, j));
+    }
+  }
+  io::write_file_atomic(d + "/x.csv", io::csv_encode(names, cols));
+  io::npy_write<float>(d + "/x.npy", x.cview());
+  const std::string model = " --model " + fx + "/torch_regressor.safetensors";
+  for (const char* in : {"x.csv", "x.npy"})
+    for (const char* out : {"y.csv", "y.npy"}) {
+      SCOPED_TRACE(std::string(in) + " -> " + out);
+      const auto r = run_kf("predict" + model + " --batch 3 --input " + d + "/" + in + " --out " +
+                            d + "/" + out);
+      ASSERT_EQ(r.code, 0) << r.output;
+      const auto y = std::string(out) == "y.csv" ? io::csv_read(d + "/" + out).to_matrix<double>()
+                                                 : io::npy_read(d + "/" + out).to_matrix<double>();
+      ASSERT_EQ(y.rows(), b);
+      ASSERT_EQ(y.cols(), 1);
+      for (index i = 0; i < b; ++i) EXPECT_NEAR(y(i, 0), io_arr(i, t + 1), 1e-4) << "row " << i;
+    }
+  fs::remove_all(dir);
+}
+
 TEST(KfExperiment, TableWithNadarayaWatsonBaseline) {
   const fs::path dir = fs::temp_directory_path() / ("kf_exp_" + std::to_string(::getpid()));
   auto r = run_kf(
