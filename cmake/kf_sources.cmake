@@ -9,6 +9,9 @@ set(KF_LIBRARY_SOURCES
   src/smooth_topk.cpp
   src/smooth_reference.cpp
   src/smooth_partial.cpp
+  src/smooth_features.cpp
+  src/smooth_features_backward.cpp
+  src/detail/feature_maps.cpp
   src/detail/blas.cpp
   src/detail/vec_exp.cpp
   src/detail/tile_kernel.cpp

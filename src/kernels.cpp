@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace kf {
 namespace {
@@ -23,6 +24,8 @@ void for_each_kernel_type(F&& f) {
   for_each_alternative(std::forward<F>(f),
                        std::make_index_sequence<std::variant_size_v<any_kernel>>{});
 }
+
+constexpr index kMaxFeatures = 65536;
 
 std::string_view canonical_name(std::string_view n) {
   if (n == "rbf") return "gaussian";
@@ -51,20 +54,49 @@ double parse_number(std::string_view text, std::string_view what) {
   return v;
 }
 
+// features|r, seed, redraw of a random-feature kernel: integers (redraw 0 or 1).
+void set_feature_key(index& features, std::uint64_t& seed, bool& redraw, std::string_view key,
+                     double value) {
+  if (value != std::floor(value) || value < 0)
+    throw std::invalid_argument(
+        fmt::format("kernel parameter {} = {} must be a non-negative integer", key, value));
+  if (key == "seed") {
+    if (value >= 9007199254740992.0)  // 2^53: larger integers are not exact in a double
+      throw std::invalid_argument(
+          fmt::format("kernel parameter seed = {} must be below 2^53", value));
+    seed = static_cast<std::uint64_t>(value);
+  } else if (key == "redraw") {
+    if (value > 1) throw std::invalid_argument("kernel parameter redraw must be 0 or 1");
+    redraw = value == 1;
+  } else {
+    if (value < 1 || value > static_cast<double>(kMaxFeatures))
+      throw std::invalid_argument(
+          fmt::format("kernel parameter features = {} must be in 1..{}", value, kMaxFeatures));
+    features = static_cast<index>(value);
+  }
+}
+
 void set_key(any_kernel& k, std::string_view key, double value) {
   const std::string_view name = kernel_name(k);
   auto fail = [&] {
     throw std::invalid_argument(
         fmt::format("kernel {} has no parameter '{}' (h/bandwidth for distance kernels, "
-                    "t/temperature for dot kernels, period, alpha, degree, offset)",
+                    "t/temperature for dot kernels, period, alpha, degree, offset; features, "
+                    "seed, redraw for rff and favor)",
                     name, key));
   };
+  auto* rff = std::get_if<kernel_rff>(&k);
+  auto* favor = std::get_if<kernel_favor>(&k);
   if (key == "h" || key == "bandwidth") {
-    if (kernel_arg_of(k) != kernel_arg::sqdist || kernel_param(k) == 0.0) fail();
+    if ((kernel_arg_of(k) != kernel_arg::sqdist || kernel_param(k) == 0.0) && !rff) fail();
     kernel_set_param(k, value);
   } else if (key == "t" || key == "temperature") {
-    if (kernel_arg_of(k) != kernel_arg::dot) fail();
+    if (kernel_arg_of(k) != kernel_arg::dot && !favor) fail();
     kernel_set_param(k, value);
+  } else if (key == "features" || key == "r" || key == "seed" || key == "redraw") {
+    if (!rff && !favor) fail();
+    set_feature_key(rff ? rff->features : favor->features, rff ? rff->seed : favor->seed,
+                    rff ? rff->redraw : favor->redraw, key, value);
   } else if (key == "p" || key == "period") {
     if (auto* a = std::get_if<kernel_periodic>(&k))
       a->period = value;
@@ -137,8 +169,41 @@ void check_float_range(std::string_view kname, std::string_view pname, double v)
         kname, pname, v));
 }
 
+index feature_count(const any_kernel& k) {
+  if (const auto* f = std::get_if<kernel_rff>(&k)) return f->features;
+  if (const auto* f = std::get_if<kernel_favor>(&k)) return f->features;
+  return 0;
+}
+
 any_kernel resolve_one(any_kernel k, index d, bool for_float) {
   const std::string_view name = kernel_name(k);
+  if (auto* f = std::get_if<kernel_favor>(&k)) {
+    if (f->temperature == 0.0) f->temperature = std::sqrt(static_cast<double>(d));
+    check_positive(name, "temperature", f->temperature);
+    if (for_float) check_float_range(name, "temperature", f->temperature);
+  }
+  if (const auto* f = std::get_if<kernel_rff>(&k)) {
+    check_positive(name, "bandwidth", f->bandwidth);
+    if (for_float) check_float_range(name, "bandwidth", f->bandwidth);
+    if (f->features % 2 != 0)
+      throw std::invalid_argument(
+          fmt::format("kernel rff: features = {} must be even (a cosine and a sine per frequency)",
+                      f->features));
+  }
+  if (kernel_arg_of(k) == kernel_arg::features) {
+    const index r = feature_count(k);
+    const auto* rf = std::get_if<kernel_rff>(&k);
+    const auto* fv = std::get_if<kernel_favor>(&k);
+    if ((rf && rf->redraw) || (fv && fv->redraw))
+      throw std::invalid_argument(fmt::format(
+          "kernel {}: redraw=1 (fresh features every training step) is not offered yet; every "
+          "call uses the features of seed=S",
+          name));
+    if (name != "elu1" && (r < 1 || r > kMaxFeatures))
+      throw std::invalid_argument(
+          fmt::format("kernel {}: features = {} must be in 1..{}", name, r, kMaxFeatures));
+    return k;
+  }
   if (kernel_arg_of(k) == kernel_arg::dot) {
     if (kernel_param(k) == 0.0) kernel_set_param(k, std::sqrt(static_cast<double>(d)));
     check_positive(name, "temperature", kernel_param(k));
@@ -195,6 +260,12 @@ bool kernel_log_domain(const any_kernel& k) {
 bool kernel_compact(const any_kernel& k) {
   return std::visit([](const auto& kk) { return std::decay_t<decltype(kk)>::compact; }, k);
 }
+bool kernel_is_feature_map(const any_kernel& k) { return kernel_arg_of(k) == kernel_arg::features; }
+std::optional<any_kernel> kernel_exact_counterpart(const any_kernel& k) {
+  if (const auto* f = std::get_if<kernel_rff>(&k)) return kernel_gaussian{f->bandwidth};
+  if (const auto* f = std::get_if<kernel_favor>(&k)) return kernel_exp_dot{f->temperature};
+  return std::nullopt;
+}
 double kernel_param(const any_kernel& k) {
   return std::visit([](const auto& kk) { return kk.param(); }, k);
 }
@@ -205,7 +276,13 @@ void kernel_set_param(any_kernel& k, double value) {
 std::string kernel_describe(const kernel_spec& k) {
   auto one = [](const any_kernel& a) {
     const std::string_view name = kernel_name(a);
-    if (name == "uniform" || name == "inverse_distance") return std::string(name);
+    if (name == "uniform" || name == "inverse_distance" || name == "elu1") return std::string(name);
+    const index r = feature_count(a);
+    if (r > 0) {
+      const char* p = std::holds_alternative<kernel_favor>(a) ? "T" : "h";
+      const std::string pv = kernel_param(a) == 0.0 ? "auto" : fmt::format("{:g}", kernel_param(a));
+      return fmt::format("{}({}={},r={})", name, p, pv, r);
+    }
     const char* p = kernel_arg_of(a) == kernel_arg::dot ? "T" : "h";
     if (kernel_param(a) == 0.0) return fmt::format("{}({}=auto)", name, p);
     return fmt::format("{}({}={:g})", name, p, kernel_param(a));
@@ -218,9 +295,18 @@ std::string kernel_format(const kernel_spec& k) {
   auto one = [](const any_kernel& a) {
     std::string s(kernel_name(a));
     std::vector<std::string> kv;
+    const bool t_param =
+        kernel_arg_of(a) == kernel_arg::dot || std::holds_alternative<kernel_favor>(a);
     if (kernel_param(a) != 0.0)
-      kv.push_back(fmt::format("{}={:.17g}", kernel_arg_of(a) == kernel_arg::dot ? "t" : "h",
-                               kernel_param(a)));
+      kv.push_back(fmt::format("{}={:.17g}", t_param ? "t" : "h", kernel_param(a)));
+    if (feature_count(a) > 0) {
+      const auto* rf = std::get_if<kernel_rff>(&a);
+      const auto* fv = std::get_if<kernel_favor>(&a);
+      kv.push_back(fmt::format("features={}", feature_count(a)));
+      const std::uint64_t seed = rf ? rf->seed : fv->seed;
+      if (seed != 0) kv.push_back(fmt::format("seed={}", seed));
+      if (rf ? rf->redraw : fv->redraw) kv.push_back("redraw=1");
+    }
     if (const auto* p = std::get_if<kernel_periodic>(&a))
       kv.push_back(fmt::format("period={:.17g}", p->period));
     if (const auto* p = std::get_if<kernel_locally_periodic>(&a))
@@ -241,6 +327,11 @@ std::string kernel_format(const kernel_spec& k) {
 
 kernel_spec kernel_resolve(const kernel_spec& k, index d, bool for_float) {
   if (!k.is_product()) return kernel_spec(resolve_one(k.first, d, for_float));
+  for (const any_kernel* a : {&k.first, &*k.second})
+    if (kernel_is_feature_map(*a))
+      throw std::invalid_argument(fmt::format(
+          "kernel {}: feature-map kernels are not offered as a factor of a product kernel",
+          kernel_name(*a)));
   if (k.split <= 0 || k.split >= d)
     throw std::invalid_argument(fmt::format(
         "product kernel: split = {} must leave columns on both sides (1..{} for d = {})", k.split,
@@ -256,6 +347,24 @@ kernel_spec kernel_parse(std::string_view text) {
     throw std::invalid_argument("a product kernel has exactly two factors: A*B");
   return kernel_spec::product(parse_single(text.substr(0, star)),
                               parse_single(text.substr(star + 1)), 0);
+}
+
+std::vector<kernel_spec> kernel_parse_list(std::string_view text) {
+  std::vector<std::string> items;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    const bool continues = item.find('=') != std::string_view::npos &&
+                           item.find(':') == std::string_view::npos && !items.empty();
+    if (continues)
+      items.back() += "," + std::string(item);
+    else
+      items.emplace_back(item);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  }
+  std::vector<kernel_spec> out;
+  for (const auto& it : items) out.push_back(kernel_parse(it));
+  return out;
 }
 
 std::vector<kernel_info> kernel_catalog() {

@@ -220,6 +220,39 @@ mask mask::causal(index offset) {
   return mask(std::shared_ptr<const node>(nd));
 }
 
+namespace {
+// Fills len (n entries) with row i's prefix length when the node allows exactly keys [0, L_i).
+bool prefix_node(const node& nd, index n, index m, std::vector<index>& len) {
+  switch (nd.k) {
+    case kind::causal:
+      for (index i = 0; i < n; ++i)
+        len[static_cast<std::size_t>(i)] = std::clamp<index>(i + nd.a + 1, 0, m);
+      return true;
+    case kind::padding:
+      for (index i = 0; i < n; ++i)
+        len[static_cast<std::size_t>(i)] = std::clamp<index>(
+            nd.lengths[nd.lengths.size() == 1 ? 0 : static_cast<std::size_t>(i)], 0, m);
+      return true;
+    case kind::op_and:
+    case kind::op_or: {
+      std::vector<index> other(len.size());
+      if (!prefix_node(*nd.lhs, n, m, len) || !prefix_node(*nd.rhs, n, m, other)) return false;
+      for (std::size_t i = 0; i < len.size(); ++i)  // prefixes: ∩ is the shorter, ∪ the longer
+        len[i] = nd.k == kind::op_and ? std::min(len[i], other[i]) : std::max(len[i], other[i]);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+bool mask::prefix_lengths(index n, index m, std::vector<index>& len) const {
+  if (topk_k_ > 0) return false;
+  len.assign(static_cast<std::size_t>(n), m);
+  return !root_ || prefix_node(*root_, n, m, len);
+}
+
 bool mask::is_causal_only(index& offset) const {
   if (!root_ || topk_k_ > 0 || root_->k != kind::causal) return false;
   offset = root_->a;

@@ -21,6 +21,7 @@
 
 #include <atomic>
 
+#include "detail/smooth_features.hpp"
 #include "detail/smooth_tiles.hpp"
 #include "detail/vec_exp.hpp"
 
@@ -179,7 +180,7 @@ smooth_stats forward_dense(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
       if (is_empty) ++empty;
     }
   });
-  return {empty.load()};
+  return {empty.load(), tiled ? smooth_route::tiled : smooth_route::dense};
 }
 
 template smooth_stats forward_dense<float>(const plan<float>&, matrix_view<float>,
@@ -191,11 +192,30 @@ template smooth_stats forward_dense<double>(const plan<double>&, matrix_view<dou
 
 using detail::tiles::plan;
 
+std::string_view smooth_route_name(smooth_route r) {
+  switch (r) {
+    case smooth_route::reference:
+      return "reference";
+    case smooth_route::dense:
+      return "dense";
+    case smooth_route::tiled:
+      return "tiled";
+    case smooth_route::topk:
+      return "topk";
+    case smooth_route::features:
+      return "features";
+  }
+  return "unknown";
+}
+
 template <class T>
 smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse,
                                const_matrix_view<T> q, const_matrix_view<T> k,
                                const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
                                const smooth_options& options) {
+  // The route, decided once from the kernel: a feature map sums φ(K)ᵀV (smooth_features.cpp).
+  if (!kern.is_product() && kernel_is_feature_map(kern.first))
+    return detail::features::forward<T>(out, out_sq, lse, q, k, v, kern, msk, options);
   // Extreme bandwidths or inputs: computed on q/h, k/h (detail::rescale_extreme).
   kernel_spec kern2 = kern;
   smooth_options opt = options;
@@ -236,6 +256,8 @@ void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_ma
                      std::span<const T> lse, const_matrix_view<T> q, const_matrix_view<T> k,
                      const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
                      const smooth_options& opt) {
+  if (!kern.is_product() && kernel_is_feature_map(kern.first))
+    return detail::features::backward<T>(grads, dout, out, q, k, v, kern, msk, opt);
   const plan<T> pl(q, k, v, true, kern, msk, opt);
   detail::check_shape(dout.rows == q.rows && dout.cols == v.cols, "dout must be n x dv");
   detail::check_shape(out.rows == q.rows && out.cols == v.cols, "out must be n x dv");

@@ -116,6 +116,16 @@ void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_ma
     detail::row_backward(r, i, dout, v, sc.q, sc.k, rk, dq.data() + i * d, dk, grads.dv,
                          grads.dparam, drop);
   }
+  if (const auto* fk = rk.features()) {  // φ depends on x·scale: the parameter from dq, dk
+    double acc = 0;
+    for (index i = 0; i < n; ++i)
+      for (index c = 0; c < d; ++c)
+        acc += dq[static_cast<std::size_t>(i * d + c)] * double(sc.q(i, c));
+    for (index j = 0; j < m; ++j)
+      for (index c = 0; c < d; ++c)
+        acc += dk[static_cast<std::size_t>(j * d + c)] * double(sc.k(j, c));
+    grads.dparam[0] += fk->dparam_factor * acc;
+  }
   detail::add_grads(grads, dq, dk, sc, opt, true);
 }
 

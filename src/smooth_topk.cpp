@@ -92,7 +92,7 @@ smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, matrix_view<T> 
       if (r.empty) ++empty;
     }
   });
-  return {empty.load()};
+  return {empty.load(), smooth_route::topk};
 }
 
 template <class T>

@@ -1,6 +1,7 @@
 // kf attend — run the smoothing primitive on arrays from files.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct attend_options {
   std::vector<index> weight_rows;
   int threads = 0;
   bool quiet = false;
+  bool compare_exact = false;
   bool bandwidth_given = false, temperature_given = false;
 };
 
@@ -38,7 +40,8 @@ kernel_spec build_kernel(const attend_options& o) {
     throw user_error("--split applies to product kernels (A*B) only");
   const kernel_arg arg = kernel_arg_of(k.first);
   if (o.bandwidth_given) {
-    if (k.is_product() || arg != kernel_arg::sqdist || kernel_name(k.first) == "uniform")
+    const bool rff = std::holds_alternative<kernel_rff>(k.first);
+    if (k.is_product() || (arg != kernel_arg::sqdist && !rff) || kernel_name(k.first) == "uniform")
       throw user_error(fmt::format(
           "--bandwidth applies to distance kernels; {} takes --temperature (or NAME:h=… / :t=…)",
           kernel_name(k.first)));
@@ -47,7 +50,8 @@ kernel_spec build_kernel(const attend_options& o) {
     kernel_set_param(k.first, o.bandwidth);
   }
   if (o.temperature_given) {
-    if (k.is_product() || arg != kernel_arg::dot)
+    if (k.is_product() ||
+        (arg != kernel_arg::dot && !std::holds_alternative<kernel_favor>(k.first)))
       throw user_error(
           fmt::format("--temperature applies to dot kernels (exp_dot, linear, "
                       "polynomial); {} takes --bandwidth",
@@ -56,7 +60,58 @@ kernel_spec build_kernel(const attend_options& o) {
       throw user_error(fmt::format("--temperature {} must be positive", o.temperature));
     kernel_set_param(k.first, o.temperature);
   }
+  if (o.compare_exact && (k.is_product() || !kernel_exact_counterpart(k.first)))
+    throw user_error(fmt::format(
+        "--compare-exact applies to random-feature kernels (rff ~ gaussian, favor ~ exp_dot), "
+        "not {}",
+        kernel_describe(k)));
   return k;
+}
+
+// --compare-exact: the relative error ||out − exact||_F / ||exact||_F of the outputs against the
+// exact kernel the random features approximate, and of the implied weights p_ij on up to 8 rows
+// (the --weight-rows, else evenly spaced): Σ_j |p_ij − p*_ij| (total variation × 2) and
+// ||p_i − p*_i||_2 / ||p*_i||_2, averaged over the rows.
+template <class T>
+void compare_exact(const attend_options& o, const_matrix_view<T> q, const_matrix_view<T> k,
+                   const_matrix_view<T> v, const_matrix_view<T> out, const kernel_spec& kern,
+                   const mask& msk, const smooth_options& opt) {
+  const kernel_spec exact(*kernel_exact_counterpart(kern.first));
+  matrix<T> ex(q.rows, v.cols);
+  smooth_forward<T>(ex.view(), {}, q, k, v, exact, msk, opt);
+  double num = 0, den = 0;
+  for (index i = 0; i < q.rows; ++i)
+    for (index c = 0; c < v.cols; ++c) {
+      const double e = double(ex(i, c)), diff = double(out(i, c)) - e;
+      num += diff * diff;
+      den += e * e;
+    }
+  std::vector<index> rows = o.weight_rows;
+  if (rows.empty())
+    for (index t = 0; t < std::min<index>(8, q.rows); ++t)
+      rows.push_back(t * q.rows / std::min<index>(8, q.rows));
+  matrix<T> pw(static_cast<index>(rows.size()), k.rows), pe(pw.rows(), k.rows);
+  smooth_weights<T>(pw.view(), rows, q, k, kern, msk, opt);
+  smooth_weights<T>(pe.view(), rows, q, k, exact, msk, opt);
+  double tv = 0, rel = 0;
+  for (index a = 0; a < pw.rows(); ++a) {
+    double l1 = 0, d2 = 0, e2 = 0;
+    for (index j = 0; j < k.rows; ++j) {
+      const double diff = double(pw(a, j)) - double(pe(a, j));
+      l1 += std::abs(diff);
+      d2 += diff * diff;
+      e2 += double(pe(a, j)) * double(pe(a, j));
+    }
+    tv += l1;
+    rel += e2 > 0 ? std::sqrt(d2 / e2) : 0.0;
+  }
+  const double nr = double(std::max<index>(1, pw.rows()));
+  fmt::print(
+      "compare-exact: {} vs {}: outputs rel. error {:.4g} (Frobenius); weights on {} rows: "
+      "mean sum|p - p*| {:.4g}, mean rel. L2 {:.4g}\n",
+      kernel_describe(kernel_resolve(kern, q.cols, std::is_same_v<T, float>)),
+      kernel_describe(kernel_resolve(exact, q.cols, std::is_same_v<T, float>)),
+      den > 0 ? std::sqrt(num / den) : std::sqrt(num), pw.rows(), tv / nr, rel / nr);
 }
 
 template <class T>
@@ -99,8 +154,11 @@ void run_typed(const attend_options& o, const loaded_array& q, const loaded_arra
   }
   // Without a mask and with a kernel that is positive everywhere, an empty row is a weight that
   // underflowed, not one the math gives: the output would be a 0 the math does not produce.
-  const bool positive_everywhere =
-      !kernel_compact(kern.first) && !(kern.second && kernel_compact(*kern.second));
+  // (A feature-map kernel's empty row is a normalizer ≤ 0 — rff's signed features — and is warned
+  // about below instead.)
+  const bool positive_everywhere = !kernel_compact(kern.first) &&
+                                   !(kern.second && kernel_compact(*kern.second)) &&
+                                   !kernel_is_feature_map(kern.first);
   if (st.empty_rows > 0 && positive_everywhere && msk.describe() == "none")
     throw user_error(fmt::format(
         "{} query rows have every kernel weight below the floating-point range ({}: the "
@@ -114,12 +172,14 @@ void run_typed(const attend_options& o, const loaded_array& q, const loaded_arra
   writer.commit();
   if (o.quiet) return;
   const char* dtype = std::is_same_v<T, float> ? "float32" : "float64";
-  fmt::print("kf attend: {} queries x {} keys (d = {}, dv = {}, {}), kernel {}, mask {}{}\n",
-             qm.rows, km.rows, qm.cols, vm.cols, dtype,
-             kernel_describe(kernel_resolve(kern, qm.cols, std::is_same_v<T, float>)),
-             msk.describe(),
-             dist::size() > 1 ? fmt::format(", keys sharded over {} MPI ranks", dist::size()) : "");
+  fmt::print(
+      "kf attend: {} queries x {} keys (d = {}, dv = {}, {}), kernel {}, mask {}, route {}{}\n",
+      qm.rows, km.rows, qm.cols, vm.cols, dtype,
+      kernel_describe(kernel_resolve(kern, qm.cols, std::is_same_v<T, float>)), msk.describe(),
+      dist::size() == 1 ? smooth_route_name(st.route) : "partial",
+      dist::size() > 1 ? fmt::format(", keys sharded over {} MPI ranks", dist::size()) : "");
   fmt::print("wrote {}{}\n", o.out, o.weights.empty() ? "" : " and " + o.weights);
+  if (o.compare_exact) compare_exact<T>(o, qm, km, vm, out.cview(), kern, msk, opt);
   if (st.empty_rows > 0)
     fmt::print(stderr,
                "kf attend: warning: {} query rows had no key with nonzero weight; their output "
@@ -175,8 +235,9 @@ void add_attend(CLI::App& app) {
                   "kernel NAME[:key=value,...], or a product A*B with --split; names: gaussian "
                   "(rbf), laplacian, cauchy, rational_quadratic, periodic, locally_periodic, "
                   "boxcar, epanechnikov, biweight, triweight, tricube, cosine, uniform, "
-                  "inverse_distance, exp_dot, "
-                  "linear, polynomial")
+                  "inverse_distance, exp_dot, linear, polynomial; feature maps (linear time): "
+                  "elu1, rff[:features=R,seed=S] (~ gaussian), favor[:features=R,seed=S] "
+                  "(~ exp_dot)")
       ->capture_default_str();
   auto* bw = sub->add_option("--bandwidth,-b", o->bandwidth,
                              "bandwidth h of a distance kernel (> 0); same as NAME:h=H");
@@ -194,6 +255,9 @@ void add_attend(CLI::App& app) {
       ->delimiter(',');
   sub->add_option("--threads", o->threads, "threads (0: all cores)")->capture_default_str();
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
+  sub->add_flag("--compare-exact", o->compare_exact,
+                "rff/favor: also print the relative error of the outputs and of the weights on "
+                "sampled rows (--weight-rows, else 8) against the exact kernel they approximate");
   sub->footer(
       "Examples:\n"
       "  kf attend -q Q.npy -k K.npy -v V.npy -o OUT.npy                 # softmax attention\n"
@@ -201,6 +265,7 @@ void add_attend(CLI::App& app) {
       "  kf attend -q X.csv -k X.csv -v Y.csv --kernel epanechnikov:h=0.5 --mask knn:10 -o F.csv\n"
       "  kf attend -q Q.npy -k K.npy -v V.npy --mask causal --weights W.npy -o OUT.npy\n"
       "  kf attend ... --kernel 'exp_dot*gaussian:h=2' --split 64        # content x position\n"
+      "  kf attend ... --kernel favor:features=256 --mask causal --compare-exact  # linear time\n"
       "  mpirun -np 4 kf attend -q Q.npy -k K.npy -v V.npy -o OUT.npy    # keys over 4 ranks\n"
       "Under mpirun each rank smooths its block of the keys and rank 0 merges the partial results\n"
       "(log-sum-exp rescaling) and writes; top-k/knn masks rank all keys at once and are refused.");

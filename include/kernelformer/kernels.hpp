@@ -4,7 +4,9 @@
 // of that formula w.r.t. s and w.r.t. its parameter, and a one-line doc. The argument is either
 //   s = q·k            (kernel_arg::dot:    exp_dot, linear, polynomial), or
 //   s = |q − k|²       (kernel_arg::sqdist: gaussian, laplacian, …, the compact kernels),
-// so one tile of Q·Kᵀ (plus the squared norms) feeds every kernel.
+// so one tile of Q·Kᵀ (plus the squared norms) feeds every kernel. Feature-map kernels (elu1,
+// rff, favor: feature_kernels.hpp) take s = φ(q)ᵀφ(k) (kernel_arg::features) and have a route
+// of their own.
 // "weight(s)" is log K for log-domain kernels (accumulated with a running max: no overflow) and
 // K itself for the compact kernels (bounded by 1, summed directly, tiles outside the support
 // skipped). Compact kernels are 0 beyond |q − k| > h; the support edge is included.
@@ -23,11 +25,10 @@
 #include <variant>
 #include <vector>
 
+#include "kernelformer/feature_kernels.hpp"
 #include "kernelformer/tensor.hpp"
 
 namespace kf {
-
-enum class kernel_arg { dot, sqdist };
 
 namespace detail {
 template <class T>
@@ -451,7 +452,8 @@ using any_kernel =
     std::variant<kernel_gaussian, kernel_laplacian, kernel_cauchy, kernel_rational_quadratic,
                  kernel_periodic, kernel_locally_periodic, kernel_boxcar, kernel_epanechnikov,
                  kernel_biweight, kernel_triweight, kernel_tricube, kernel_cosine, kernel_uniform,
-                 kernel_inverse_distance, kernel_exp_dot, kernel_linear, kernel_polynomial>;
+                 kernel_inverse_distance, kernel_exp_dot, kernel_linear, kernel_polynomial,
+                 kernel_elu1, kernel_rff, kernel_favor>;
 
 // What the smoothing primitive takes: one kernel, or the product of two kernels on two column
 // blocks of q and k — `first` on columns [0, split), `second` on [split, d) — e.g. content
@@ -474,6 +476,10 @@ std::string_view kernel_name(const any_kernel& k);
 kernel_arg kernel_arg_of(const any_kernel& k);
 bool kernel_log_domain(const any_kernel& k);
 bool kernel_compact(const any_kernel& k);
+bool kernel_is_feature_map(const any_kernel& k);  // elu1, rff, favor (kernel_arg::features)
+// The exact kernel a random-feature kernel approximates (rff(h) → gaussian(h), favor(T) →
+// exp_dot(T)); nullopt for the others (elu1 is exact: its weights are φ(q)ᵀφ(k) by definition).
+std::optional<any_kernel> kernel_exact_counterpart(const any_kernel& k);
 // log K at argument s (q·k or |q − k|²) whatever the kernel's domain; −inf where K ≤ 0 (the
 // positive part, as the smoother uses it). For plots and diagnostics, not the hot path.
 double kernel_log_weight(const any_kernel& k, double s);
@@ -487,7 +493,8 @@ std::string kernel_describe(const kernel_spec& k);   // "gaussian(h=0.5)", "exp_
 kernel_spec kernel_resolve(const kernel_spec& k, index d, bool for_float);
 
 // Parses "NAME[:key=value,...]" or a product "A[:...]*B[:...]" (split is set separately).
-// Keys: h|bandwidth, t|temperature, p|period, alpha, degree, c|offset. Aliases: rbf = gaussian,
+// Keys: h|bandwidth, t|temperature, p|period, alpha, degree, c|offset, and for random-feature
+// kernels features|r, seed, redraw. Aliases: rbf = gaussian,
 // softmax|attention = exp_dot, quartic = biweight, box = boxcar. Throws std::invalid_argument
 // listing the known names on an unknown one.
 kernel_spec kernel_parse(std::string_view text);
@@ -495,6 +502,10 @@ kernel_spec kernel_parse(std::string_view text);
 // The inverse of kernel_parse: "gaussian:h=0.5", "periodic:h=1,period=6.28", "exp_dot" (auto T),
 // "exp_dot:t=2*gaussian:h=1" (the split is not part of the text).
 std::string kernel_format(const kernel_spec& k);
+
+// A comma-separated list of kernels, where an item "key=value" without a name continues the
+// previous kernel's parameters: "exp_dot,favor:features=128,seed=3,gaussian:h=2" is three kernels.
+std::vector<kernel_spec> kernel_parse_list(std::string_view text);
 
 struct kernel_info {
   std::string_view name, doc;

@@ -50,6 +50,10 @@ class mask {
   // top-k): the tiles then test j ≤ i + offset inline instead of calling allows().
   bool is_causal_only(index& offset) const;
   bool is_none() const;  // no predicate and no top-k
+  // True when every row's allowed keys are a prefix [0, L_i) — none, causal(offset), key padding
+  // and their & / | combinations, no top-k — with L_i (clamped to 0..m) in len (n entries).
+  // The feature-map route of the primitive serves exactly these masks (prefix sums).
+  bool prefix_lengths(index n, index m, std::vector<index>& len) const;
   index topk_k() const { return topk_k_; }
   topk_rank topk_by() const { return topk_by_; }
 

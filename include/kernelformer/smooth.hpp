@@ -14,6 +14,9 @@
 // kf::reference:: holds the plain double-precision implementation kept forever beside the fast
 // path; tests tie the two for every kernel × mask × shape.
 //
+// Feature-map kernels (elu1, rff, favor: feature_kernels.hpp) take their own route: φ(K)ᵀV and
+// Σφ(K) as (prefix) sums, O((n + m)·r·dv), for the masks none, causal[:offset] and padding;
+// lse_i = log φ(q_i)ᵀΣφ(k_j), and a row whose sum is ≤ 0 (rff) is an empty row.
 // Empty rows (no key in M(i) with nonzero weight: a compact kernel far from every key, an empty
 // mask, a linear kernel with no positive similarity) have ONE policy: out_i = 0, lse_i = −inf,
 // no gradient flows through the row, and smooth_stats::empty_rows counts them. Never NaN.
@@ -23,6 +26,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "kernelformer/kernels.hpp"
@@ -51,8 +55,15 @@ struct smooth_options {
   std::uint64_t dropout_seed = 0;
 };
 
+// The route that computed a forward call (one decision from the kernel, the mask and the sizes;
+// docs/architecture.md): the plain reference loops, the GEMM tiles, the register tiles, top-k
+// selection, or the feature map's prefix sums (feature-map kernels).
+enum class smooth_route { reference, dense, tiled, topk, features };
+std::string_view smooth_route_name(smooth_route r);  // "reference", "dense", "tiled", …
+
 struct smooth_stats {
   index empty_rows = 0;  // rows that hit the empty-row policy (out = 0)
+  smooth_route route = smooth_route::reference;
 };
 
 template <class T>

@@ -19,7 +19,8 @@ KernelInfo.__doc__ = """One kernel of kernelformer.kernels().
 
 name: what kernel="..." takes; formula: K(q, k) with its parameters and defaults; argument:
 "distance" (K depends on |q - k|, parameter h = bandwidth) or "dot" (on q.k, parameter
-t = temperature, sqrt(d) by default); compact: zero beyond |q - k| > h."""
+t = temperature, sqrt(d) by default) or "features" (elu1, rff, favor: K = phi(q).phi(k) by an
+explicit feature map, computed in linear time); compact: zero beyond |q - k| > h."""
 
 
 def kernels():

@@ -19,7 +19,9 @@
 namespace kf::py_bind {
 namespace {
 
-const char* arg_name(kernel_arg a) { return a == kernel_arg::dot ? "dot" : "distance"; }
+const char* arg_name(kernel_arg a) {
+  return a == kernel_arg::dot ? "dot" : a == kernel_arg::features ? "features" : "distance";
+}
 
 void bind_kernel(py::module_& m) {
   py::class_<kernel_spec>(m, "Kernel",

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "detail/counter_mask.hpp"
+#include "detail/feature_maps.hpp"
 #include "detail/isa_dispatch.hpp"
 #include "kernelformer/kernels.hpp"
 #include "kernelformer/masks.hpp"
@@ -30,19 +32,23 @@ struct factor {
   kernel_arg arg = kernel_arg::dot;
   bool log_domain = true;
   bool compact = false;
+  std::shared_ptr<const feature_kernel> features;  // feature-map kernels: φ (else null)
 };
 
 struct resolved_kernel {
   kernel_spec spec;
   std::vector<factor> factors;  // 1 or 2
   bool log_domain = true;       // accumulation domain (a product is always log domain)
+  // Feature-map kernels: weights φ(q)ᵀφ(k) are summed with their sign (rff's can be negative),
+  // and a row whose sum is ≤ 0 is an empty row (feature_kernels.hpp).
+  const feature_kernel* features() const { return factors[0].features.get(); }
 };
 
 inline resolved_kernel resolve(const kernel_spec& k, index d, bool is_float) {
   resolved_kernel r;
   r.spec = kernel_resolve(k, d, is_float);
   auto make = [](const any_kernel& a, index c0, index c1) {
-    return factor{a, c0, c1, kernel_arg_of(a), kernel_log_domain(a), kernel_compact(a)};
+    return factor{a, c0, c1, kernel_arg_of(a), kernel_log_domain(a), kernel_compact(a), nullptr};
   };
   if (r.spec.is_product()) {
     r.factors = {make(r.spec.first, 0, r.spec.split), make(*r.spec.second, r.spec.split, d)};
@@ -50,6 +56,9 @@ inline resolved_kernel resolve(const kernel_spec& k, index d, bool is_float) {
   } else {
     r.factors = {make(r.spec.first, 0, d)};
     r.log_domain = r.factors[0].log_domain;
+    if (r.factors[0].arg == kernel_arg::features)
+      r.factors[0].features =
+          std::make_shared<const feature_kernel>(feature_kernel_of(r.spec.first, d));
   }
   return r;
 }
@@ -110,6 +119,17 @@ void validate_inputs(const_matrix_view<T> q, const_matrix_view<T> k, const_matri
     if (check_v) check_finite(v, "values");
   }
   msk.validate(q.rows, k.rows);
+  if (rk.features()) {
+    std::vector<index> len;
+    check_shape(msk.prefix_lengths(q.rows, k.rows, len),
+                "feature-map kernel " + kernel_describe(rk.spec) +
+                    " takes the masks none, causal[:offset] and padding (each row a prefix of the "
+                    "keys, summed as prefix sums), not '" +
+                    msk.describe() + "'");
+    check_shape(opt.dropout == 0, "dropout is not offered with feature-map kernels (" +
+                                      kernel_describe(rk.spec) +
+                                      "): the route never forms the weights it would drop");
+  }
   check_shape(opt.dropout >= 0 && opt.dropout < 1,
               "dropout = " + std::to_string(opt.dropout) + " must be in [0, 1)");
   check_shape(opt.dropout == 0 || msk.topk_k() == 0, "dropout is not offered with a top-k mask");
@@ -117,9 +137,10 @@ void validate_inputs(const_matrix_view<T> q, const_matrix_view<T> k, const_matri
     check_shape(static_cast<index>(opt.bandwidth_per_dim.size()) == q.cols,
                 "bandwidth_per_dim has " + std::to_string(opt.bandwidth_per_dim.size()) +
                     " entries but d = " + std::to_string(q.cols));
-    check_shape(
-        !rk.spec.is_product() && rk.factors[0].arg == kernel_arg::sqdist,
-        "per-dimension bandwidths apply to distance kernels only, not " + kernel_describe(rk.spec));
+    check_shape(!rk.spec.is_product() && (rk.factors[0].arg == kernel_arg::sqdist ||
+                                          std::holds_alternative<kernel_rff>(rk.factors[0].kern)),
+                "per-dimension bandwidths apply to distance kernels (and rff) only, not " +
+                    kernel_describe(rk.spec));
     for (std::size_t c = 0; c < opt.bandwidth_per_dim.size(); ++c) {
       const double h = opt.bandwidth_per_dim[c];
       check_shape(std::isfinite(h) && h > 0, "bandwidth_per_dim[" + std::to_string(c) +
@@ -226,9 +247,29 @@ void unscale_grads(smooth_grads<T>& g, const matrix<T>& dqs, const matrix<T>& dk
   }
 }
 
+// s = φ(q)ᵀφ(k) of a feature-map kernel, in double; with gq, gk also J_φ(q)ᵀφ(k) and
+// J_φ(k)ᵀφ(q) times `g` added to gq, gk (d entries each).
+template <class T>
+double pair_features(const feature_kernel& fk, const T* qi, const T* kj, double g = 0,
+                     double* gq = nullptr, double* gk = nullptr) {
+  const auto d = static_cast<std::size_t>(fk.d), r = static_cast<std::size_t>(fk.r);
+  std::vector<double> x(2 * d), phi(2 * r);
+  for (std::size_t c = 0; c < d; ++c) x[c] = double(qi[c]), x[d + c] = double(kj[c]);
+  feature_row(fk, x.data(), phi.data());
+  feature_row(fk, x.data() + d, phi.data() + r);
+  double s = 0;
+  for (std::size_t l = 0; l < r; ++l) s += phi[l] * phi[r + l];
+  if (gq == nullptr) return s;
+  for (std::size_t l = 0; l < 2 * r; ++l) phi[l] *= g;
+  feature_row_vjp(fk, x.data(), phi.data() + r, gq);
+  feature_row_vjp(fk, x.data() + d, phi.data(), gk);
+  return s;
+}
+
 // Scalar kernel argument s for one (query row, key row) pair on a factor's columns, in double.
 template <class T>
 double pair_arg(const T* qi, const T* kj, const factor& f) {
+  if (f.features) return pair_features(*f.features, qi + f.c0, kj + f.c0);
   double s = 0;
   if (f.arg == kernel_arg::dot) {
     for (index c = f.c0; c < f.c1; ++c) s += double(qi[c]) * double(kj[c]);
@@ -290,6 +331,15 @@ row_eval evaluate_pairs(index i, std::vector<index> keys, const_matrix_view<T> q
     throw std::overflow_error("smooth: a kernel log-weight overflowed to +inf in query row " +
                               std::to_string(i) + " (|q.k| / T beyond the floating-point range)");
   r.p.assign(r.keys.size(), 0.0);
+  if (rk.features()) {  // signed weights: p = w / Σw where Σw > 0, else the empty-row policy
+    double sum = 0;
+    for (double w : r.w[0]) sum += w;
+    if (!(sum > 0)) return r;
+    for (std::size_t a = 0; a < r.keys.size(); ++a) r.p[a] = r.w[0][a] / sum;
+    r.lse = std::log(sum);
+    r.empty = false;
+    return r;
+  }
   if (mx == ninf) return r;  // the empty-row policy
   double sum = 0;
   for (double l : logw) sum += std::exp(l - mx);
@@ -343,6 +393,13 @@ void row_backward(const row_eval& r, index i, const_matrix_view<T> dout, const_m
           fa.kern);
       const double ds = cf * dw_ds;
       if (ds == 0) continue;
+      if (fa.features) {  // s = φ(q)ᵀφ(k): ds through both feature maps
+        std::vector<double> gk(static_cast<std::size_t>(d), 0.0);
+        pair_features(*fa.features, q.row(i), k.row(j), ds, dq_i, gk.data());
+        for (index c = 0; c < d; ++c)
+          dk[static_cast<std::size_t>(j * d + c)] += gk[static_cast<std::size_t>(c)];
+        continue;
+      }
       for (index c = fa.c0; c < fa.c1; ++c) {
         const double qc = double(q(i, c)), kc = double(k(j, c));
         dq_i[c] += ds * (fa.arg == kernel_arg::dot ? kc : 2 * (qc - kc));

@@ -91,7 +91,10 @@ void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_
   smooth_options opt;
   opt.threads = 1;
   opt.check_finite = false;  // finite by construction; training checks its loss
-  cc.dropout = (rng != nullptr && dropout > 0) ? dropout : 0.0;
+  // A feature-map kernel (elu1, rff, favor) never forms the weights it would drop: no attention-
+  // weight dropout there (the block's residual dropout still applies).
+  const bool feature_map = !kernel.is_product() && kernel_is_feature_map(kernel.first);
+  cc.dropout = (rng != nullptr && dropout > 0 && !feature_map) ? dropout : 0.0;
   cc.drop_seed = cc.dropout > 0 ? (*rng)() : 0;
   opt.dropout = cc.dropout;
   for_each_head(sh.batch, heads, [&](index bi, index h) {

@@ -12,6 +12,8 @@
 // nn.MultiheadAttention does (weights zeroed with probability `dropout`, the rest scaled by
 // 1/(1 − dropout), the softmax normalizer unchanged) — inside the fused primitive
 // (smooth_options::dropout), with one 64-bit draw per call; the backward pass redraws the mask.
+// Feature-map kernels (elu1, rff, favor) take the primitive's linear-time route and skip the
+// attention-weight dropout (that route never forms the weights).
 #pragma once
 
 #include <cstdint>
