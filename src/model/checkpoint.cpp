@@ -192,6 +192,7 @@ void read_values(const std::string& name, const char* src, checkpoint_tensor& t)
         fail(name, fmt::format("tensor '{}' holds a non-finite value ({}) at element {}",
                                checkpoint_quote(t.name), double(v[i]), i));
   };
+  if (n == 0) return;  // an empty tensor (a run with no history yet): nothing to copy from
   if (t.dtype == checkpoint_dtype::f32) {
     t.values.resize(n);
     std::memcpy(t.values.data(), src, n * sizeof(float));

@@ -25,9 +25,18 @@ namespace fs = std::filesystem;
 using test::run_kf;
 
 // "mpirun … -np N kf" as a prefix for run_kf's arguments (run_kf prepends the kf path).
+// Under the sanitizers the ranks run without LeakSanitizer: OpenMPI leaves allocations of the
+// plugins it loads and unloads (libmpi, libopen-pal, its mca components) at exit, whose stacks
+// are gone by then, so no suppression can name them. Every other ASan/UBSan check stays on, and
+// kf's own leaks are checked by every single-process test.
 std::string mpirun(int n) {
-  return std::string(KF_MPIEXEC) + " --allow-run-as-root" + (n > 2 ? " --oversubscribe" : "") +
-         " -np " + std::to_string(n) + " ";
+#ifdef KF_SANITIZE_BUILD
+  const std::string env = "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ";
+#else
+  const std::string env;
+#endif
+  return env + std::string(KF_MPIEXEC) + " --allow-run-as-root" +
+         (n > 2 ? " --oversubscribe" : "") + " -np " + std::to_string(n) + " ";
 }
 
 test::result run_mpi(int n, const std::string& args) {
