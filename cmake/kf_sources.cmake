@@ -26,6 +26,7 @@ set(KF_LIBRARY_SOURCES
   src/regression/smoother_exact.cpp
   src/regression/sorted_window.cpp
   src/regression/radius.cpp
+  src/regression/classifier.cpp
   src/nn/parameters.cpp
   src/nn/linear.cpp
   src/nn/layer_norm.cpp
@@ -46,6 +47,7 @@ set(KF_LIBRARY_SOURCES
   src/explore/explorer.cpp
   src/explore/explorer_head.cpp
   src/explore/head_kernel.cpp
+  src/explore/inspect.cpp
   src/text/tokenizer.cpp
   src/viz/plot.cpp
   src/io/npy.cpp
