@@ -134,27 +134,26 @@ head_kernel_report head_kernel_fit(const_matrix_view<double> w, const std::vecto
   return rep;
 }
 
-mimic_result attention_mimic(const std::vector<double>& x, double lo, double hi,
-                             const matrix<double>& target, index d, index steps, double lr,
-                             std::uint64_t seed) {
-  const index n = static_cast<index>(x.size());
-  if (target.rows() != n || target.cols() != n)
-    throw std::invalid_argument("attention_mimic: target must be n x n");
-  const matrix<double> phi = explorer_features(x, lo, hi);  // (n, 4)
-  const index f = phi.cols();
-  mimic_result r;
-  r.target = target;
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> g(0.0, 1.0 / std::sqrt(double(f)));
-  r.wq = matrix<double>(f, d);
-  r.wk = matrix<double>(f, d);
-  for (index i = 0; i < r.wq.size(); ++i) r.wq.data()[i] = g(rng);
-  for (index i = 0; i < r.wk.size(); ++i) r.wk.data()[i] = g(rng);
-  matrix<double> eye(n, n);
-  for (index i = 0; i < n; ++i) eye(i, i) = 1;
+namespace {
+
+// The head attention_mimic trains: q = φ W_q, k = φ W_k, exp_dot(√d), identity values, so the
+// primitive's output is the (n, n) weight matrix P.
+struct mimic_head {
+  matrix<double> phi;  // (n, f)
+  matrix<double> eye;  // (n, n)
   kernel_exp_dot kern;
-  kern.temperature = std::sqrt(double(d));
-  auto project = [&](const matrix<double>& w) {
+  index n, f, d;
+
+  mimic_head(const std::vector<double>& x, double lo, double hi, index d_)
+      : phi(explorer_features(x, lo, hi)),
+        eye(static_cast<index>(x.size()), static_cast<index>(x.size())),
+        n(static_cast<index>(x.size())),
+        f(phi.cols()),
+        d(d_) {
+    for (index i = 0; i < n; ++i) eye(i, i) = 1;
+    kern.temperature = std::sqrt(double(d));
+  }
+  matrix<double> project(const matrix<double>& w) const {  // φ W: (n, d)
     matrix<double> out(n, d);
     for (index i = 0; i < n; ++i)
       for (index j = 0; j < d; ++j) {
@@ -163,11 +162,70 @@ mimic_result attention_mimic(const std::vector<double>& x, double lo, double hi,
         out(i, j) = s;
       }
     return out;
-  };
-  std::vector<double> lse(static_cast<std::size_t>(n));
-  auto weights = [&](const matrix<double>& q, const matrix<double>& k, matrix<double>& out) {
+  }
+  // mean((P − target)²); with grad, [dW_q, dW_k] (row-major, W_q first) through smooth_backward.
+  double loss(const matrix<double>& wq, const matrix<double>& wk, const matrix<double>& target,
+              matrix<double>& out, std::vector<double>* grad) const {
+    const matrix<double> q = project(wq), k = project(wk);
+    std::vector<double> lse(static_cast<std::size_t>(n));
     smooth_forward<double>(out.view(), lse, q.cview(), k.cview(), eye.cview(), kern, mask::none());
-  };
+    double loss = 0;
+    matrix<double> dout(n, n);
+    for (index i = 0; i < out.size(); ++i) {
+      const double e = out.data()[i] - target.data()[i];
+      loss += e * e;
+      dout.data()[i] = 2 * e / double(out.size());
+    }
+    if (grad) {
+      matrix<double> dq(n, d), dk(n, d);
+      smooth_grads<double> gr(dq.view(), dk.view(), {});
+      gr.want_dparam = false;
+      smooth_backward<double>(gr, dout.cview(), out.cview(), lse, q.cview(), k.cview(), eye.cview(),
+                              kern, mask::none());
+      // dW = φᵀ d(q or k)
+      grad->assign(static_cast<std::size_t>(2 * f * d), 0.0);
+      for (index a = 0; a < f; ++a)
+        for (index j = 0; j < d; ++j) {
+          double sq = 0, sk = 0;
+          for (index i = 0; i < n; ++i) sq += phi(i, a) * dq(i, j), sk += phi(i, a) * dk(i, j);
+          (*grad)[static_cast<std::size_t>(a * d + j)] = sq;
+          (*grad)[static_cast<std::size_t>(f * d + a * d + j)] = sk;
+        }
+    }
+    return loss / double(out.size());
+  }
+};
+
+}  // namespace
+
+double attention_mimic_loss(const std::vector<double>& x, double lo, double hi,
+                            const matrix<double>& target, const matrix<double>& wq,
+                            const matrix<double>& wk, std::vector<double>* grad) {
+  const index n = static_cast<index>(x.size());
+  const mimic_head head(x, lo, hi, wq.cols());
+  if (target.rows() != n || target.cols() != n || wk.cols() != wq.cols() || wq.rows() != head.f ||
+      wk.rows() != head.f)
+    throw std::invalid_argument("attention_mimic_loss: target must be n x n, W_q and W_k 4 x d");
+  matrix<double> out(n, n);
+  return head.loss(wq, wk, target, out, grad);
+}
+
+mimic_result attention_mimic(const std::vector<double>& x, double lo, double hi,
+                             const matrix<double>& target, index d, index steps, double lr,
+                             std::uint64_t seed) {
+  const index n = static_cast<index>(x.size());
+  if (target.rows() != n || target.cols() != n)
+    throw std::invalid_argument("attention_mimic: target must be n x n");
+  const mimic_head head(x, lo, hi, d);
+  const index f = head.f;
+  mimic_result r;
+  r.target = target;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g(0.0, 1.0 / std::sqrt(double(f)));
+  r.wq = matrix<double>(f, d);
+  r.wk = matrix<double>(f, d);
+  for (index i = 0; i < r.wq.size(); ++i) r.wq.data()[i] = g(rng);
+  for (index i = 0; i < r.wk.size(); ++i) r.wk.data()[i] = g(rng);
   auto rmse = [&](const matrix<double>& a) {
     double s = 0;
     for (index i = 0; i < a.size(); ++i) {
@@ -177,37 +235,15 @@ mimic_result attention_mimic(const std::vector<double>& x, double lo, double hi,
     return std::sqrt(s / double(a.size()));
   };
   r.before = matrix<double>(n, n);
-  weights(project(r.wq), project(r.wk), r.before);
+  head.loss(r.wq, r.wk, target, r.before, nullptr);
   r.rmse_before = rmse(r.before);
   // Adam on [W_q, W_k].
   const index np = 2 * f * d;
-  std::vector<double> m(static_cast<std::size_t>(np)), v(m.size());
+  std::vector<double> m(static_cast<std::size_t>(np)), v(m.size()), grad;
   const double b1 = 0.9, b2 = 0.999;
-  matrix<double> out(n, n), dout(n, n);
+  matrix<double> out(n, n);
   for (index step = 1; step <= steps; ++step) {
-    const matrix<double> q = project(r.wq), k = project(r.wk);
-    weights(q, k, out);
-    double loss = 0;
-    for (index i = 0; i < out.size(); ++i) {
-      const double e = out.data()[i] - target.data()[i];
-      loss += e * e;
-      dout.data()[i] = 2 * e / double(out.size());
-    }
-    r.loss.push_back(loss / double(out.size()));
-    matrix<double> dq(n, d), dk(n, d);
-    smooth_grads<double> gr(dq.view(), dk.view(), {});
-    gr.want_dparam = false;
-    smooth_backward<double>(gr, dout.cview(), out.cview(), lse, q.cview(), k.cview(), eye.cview(),
-                            kern, mask::none());
-    // dW = φᵀ d(q or k)
-    std::vector<double> grad(static_cast<std::size_t>(np));
-    for (index a = 0; a < f; ++a)
-      for (index j = 0; j < d; ++j) {
-        double sq = 0, sk = 0;
-        for (index i = 0; i < n; ++i) sq += phi(i, a) * dq(i, j), sk += phi(i, a) * dk(i, j);
-        grad[static_cast<std::size_t>(a * d + j)] = sq;
-        grad[static_cast<std::size_t>(f * d + a * d + j)] = sk;
-      }
+    r.loss.push_back(head.loss(r.wq, r.wk, target, out, &grad));
     const double c1 = 1 - std::pow(b1, double(step)), c2 = 1 - std::pow(b2, double(step));
     for (index p = 0; p < np; ++p) {
       const auto pu = static_cast<std::size_t>(p);
@@ -218,7 +254,7 @@ mimic_result attention_mimic(const std::vector<double>& x, double lo, double hi,
     }
   }
   r.after = matrix<double>(n, n);
-  weights(project(r.wq), project(r.wk), r.after);
+  head.loss(r.wq, r.wk, target, r.after, nullptr);
   r.rmse_after = rmse(r.after);
   return r;
 }

@@ -58,3 +58,48 @@ TEST(HeadKernel, AttentionLearnsToMimicAGaussianSmoother) {
 
 }  // namespace
 }  // namespace kf
+
+namespace kf {
+namespace {
+
+// attention_mimic's hand-written gradient (dW = φᵀ dq, dq from the primitive's backward) against
+// central differences in double, every entry of W_q and W_k.
+TEST(HeadKernel, MimicGradientMatchesFiniteDifferences) {
+  std::vector<double> x;
+  for (int i = 0; i < 13; ++i) x.push_back(0.07 * i + 0.01 * std::sin(i));
+  const index n = static_cast<index>(x.size()), d = 3;
+  matrix<double> target(n, n);
+  for (index i = 0; i < n; ++i) {  // a gaussian smoother's weights, rows summing to 1
+    double s = 0;
+    for (index j = 0; j < n; ++j) {
+      const double dx = x[static_cast<std::size_t>(i)] - x[static_cast<std::size_t>(j)];
+      s += target(i, j) = std::exp(-dx * dx / 0.02);
+    }
+    for (index j = 0; j < n; ++j) target(i, j) /= s;
+  }
+  matrix<double> wq(4, d), wk(4, d);
+  for (index i = 0; i < wq.size(); ++i)
+    wq.data()[i] = std::sin(1.3 * double(i) + 0.2), wk.data()[i] = std::cos(0.7 * double(i));
+  std::vector<double> grad;
+  attention_mimic_loss(x, 0, 1, target, wq, wk, &grad);
+  ASSERT_EQ(grad.size(), std::size_t(2 * 4 * d));
+  double scale = 0;
+  for (double g : grad) scale = std::max(scale, std::abs(g));
+  const double eps = 1e-6;
+  for (index p = 0; p < 2 * 4 * d; ++p) {
+    double& w = p < 4 * d ? wq.data()[p] : wk.data()[p - 4 * d];
+    const double w0 = w;
+    w = w0 + eps;
+    const double lp = attention_mimic_loss(x, 0, 1, target, wq, wk, nullptr);
+    w = w0 - eps;
+    const double lm = attention_mimic_loss(x, 0, 1, target, wq, wk, nullptr);
+    w = w0;
+    const double fd = (lp - lm) / (2 * eps);
+    EXPECT_NEAR(grad[static_cast<std::size_t>(p)], fd, 1e-6 * std::max(scale, std::abs(fd)))
+        << "parameter " << p;
+  }
+  EXPECT_GT(scale, 1e-6) << "a gradient worth checking";
+}
+
+}  // namespace
+}  // namespace kf

@@ -97,6 +97,40 @@ TEST(Regressor, FiniteDifferencesScaledInputsAndDropout) {
   EXPECT_NE(ev, pred);
 }
 
+// The other structural variants: the positional table concatenated to the embedding (pe_concat,
+// embed width d_model − pe_dim) and causal self-attention, alone and together, and a product
+// kernel (content exp_dot × positional gaussian on each head's halves) — every 3rd parameter.
+TEST(Regressor, FiniteDifferencesPeConcatCausalAndProductKernel) {
+  struct variant {
+    const char* label;
+    bool pe_concat, causal, product;
+  };
+  for (const variant& v :
+       {variant{"pe_concat", true, false, false}, variant{"causal", false, true, false},
+        variant{"pe_concat + causal + product kernel", true, true, true}}) {
+    SCOPED_TRACE(v.label);
+    regressor_config c = tiny(false);
+    c.pe_concat = v.pe_concat;
+    if (v.pe_concat) c.pe_dim = 3;
+    c.causal = v.causal;
+    if (v.product) c.block.kernel = kernel_spec::product(kernel_exp_dot{}, kernel_gaussian{1.5}, 2);
+    sequence_regressor<double> m(c, 11);
+    const auto x = test::random_matrix<double>(3, 4, 12);
+    const std::vector<double> y = {0.3, -0.2, 0.9};
+    std::vector<double> pred(3), dpred(3);
+    auto loss = [&] {
+      m.forward(x.cview(), pred, nullptr);
+      return sequence_regressor<double>::mse(pred, y, {});
+    };
+    m.params().zero_grad();
+    m.forward(x.cview(), pred, nullptr);
+    sequence_regressor<double>::mse(pred, y, dpred);
+    m.backward(dpred);
+    const std::vector<double> g(m.params().grads().begin(), m.params().grads().end());
+    expect_fd_gradient(m, g, loss, 3);
+  }
+}
+
 TEST(Regressor, ScaledInputsMakeThePredictionHomogeneous) {
   regressor_config c = tiny(true);
   c.scale_inputs = true;

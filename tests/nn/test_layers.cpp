@@ -189,6 +189,11 @@ TEST(LayerGrad, AttentionEveryKernelSelfCrossMasks) {
   check_attention(kernel_epanechnikov{6.0}, false, false, false, "epanechnikov (wide support)");
   check_attention(kernel_exp_dot{}, true, false, false, "exp_dot causal, weight dropout", 0.3);
   check_attention(kernel_gaussian{1.5}, false, true, true, "gaussian cross, weight dropout", 0.3);
+  // A product kernel inside the layer: content exp_dot on each head's first 2 columns × a
+  // gaussian on the other 2 (the split applies per head, head dim 4).
+  const kernel_spec product = kernel_spec::product(kernel_exp_dot{}, kernel_gaussian{1.5}, 2);
+  check_attention(product, true, false, false, "exp_dot x gaussian, causal");
+  check_attention(product, false, true, true, "exp_dot x gaussian, cross + padding");
 }
 
 TEST(LayerGrad, MlpFeedForward) {

@@ -52,4 +52,11 @@ mimic_result attention_mimic(const std::vector<double>& x, double lo, double hi,
                              const matrix<double>& target, index d, index steps, double lr,
                              std::uint64_t seed);
 
+// What attention_mimic minimizes: mean((P − target)²) for projections W_q, W_k (4 × d each); with
+// grad, its gradient [dW_q, dW_k] (2·4·d entries, row-major, W_q first): the hand-written chain
+// dW = φᵀ dq through the primitive's backward, checked against finite differences in the tests.
+double attention_mimic_loss(const std::vector<double>& x, double lo, double hi,
+                            const matrix<double>& target, const matrix<double>& wq,
+                            const matrix<double>& wk, std::vector<double>* grad);
+
 }  // namespace kf
