@@ -127,8 +127,30 @@ TEST(KdeCriteria, LeaveOneOutLikelihoodAndLeastSquares) {
       EXPECT_GT(fit.bandwidth[0], 0.05);
       EXPECT_LT(fit.bandwidth[0], 3.0);
       EXPECT_FALSE(fit.at_search_boundary);
+      // The reported value is the criterion at the chosen bandwidth, a minimum 1% either side.
+      const auto at = [&](double hh) {
+        return c == bandwidth_criterion::cv_ml ? kde_cv_ml(k, x.cview(), {hh})
+                                               : kde_cv_ls(k, x.cview(), {hh});
+      };
+      const double hb = fit.bandwidth[0];
+      EXPECT_NEAR(fit.criterion_value, at(hb), 1e-12 * std::max(1.0, std::abs(at(hb))));
+      EXPECT_LE(fit.criterion_value, at(0.99 * hb) + 1e-12);
+      EXPECT_LE(fit.criterion_value, at(1.01 * hb) + 1e-12);
     }
   }
+  // cv_ls by brute force (gaussian): ∫f̂² = Σ_ij φ_{h√2}(x_i − x_j)/n², minus (2/n) Σ f̂₋ᵢ(x_i).
+  const double n = double(x.rows()), hh = 0.4;
+  double int_f2 = 0, loo = 0;
+  for (index i = 0; i < x.rows(); ++i)
+    for (index j = 0; j < x.rows(); ++j) {
+      const double d = x(i, 0) - x(j, 0);
+      int_f2 += std::exp(-d * d / (4 * hh * hh)) / (2 * hh * std::sqrt(M_PI)) / (n * n);
+      if (i != j) loo += std::exp(-0.5 * d * d / (hh * hh)) / (hh * std::sqrt(2 * M_PI)) / (n - 1);
+    }
+  EXPECT_NEAR(kde_cv_ls(kernel_gaussian{}, x.cview(), h), int_f2 - 2 * loo / n, 1e-12);
+  // Scott's rule is Silverman's (statsmodels' fixture) with the factor 1.059 for 0.9.
+  const auto scott = kde_fit_data(kernel_gaussian{}, x.cview(), bandwidth_criterion::scott);
+  EXPECT_NEAR(scott.bandwidth[0], fixture("kde_bw")(0, 0) * 1.059 / 0.9, 1e-12);
 }
 
 }  // namespace
