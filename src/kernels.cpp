@@ -356,10 +356,14 @@ std::vector<kernel_spec> kernel_parse_list(std::string_view text) {
     const std::string_view item = text.substr(0, comma);
     const bool continues = item.find('=') != std::string_view::npos &&
                            item.find(':') == std::string_view::npos && !items.empty();
-    if (continues)
-      items.back() += "," + std::string(item);
-    else
+    if (continues) {
+      // Appended in two steps: GCC 12 at -O3 flags `"," + std::string(item)` with a false
+      // -Wrestrict (GCC bug 105329), an error in the isa-v4 preset.
+      items.back() += ',';
+      items.back().append(item);
+    } else {
       items.emplace_back(item);
+    }
     text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
   }
   std::vector<kernel_spec> out;
