@@ -11,6 +11,7 @@ set(KF_LIBRARY_SOURCES
   src/smooth_partial.cpp
   src/smooth_features.cpp
   src/smooth_features_backward.cpp
+  src/smooth_recurrent.cpp
   src/detail/feature_maps.cpp
   src/detail/blas.cpp
   src/detail/vec_exp.cpp
@@ -42,6 +43,7 @@ set(KF_LIBRARY_SOURCES
   src/model/checkpoint.cpp
   src/model/periodic.cpp
   src/model/token_model.cpp
+  src/model/generation.cpp
   src/model/lm_train.cpp
   src/explore/attention_fit.cpp
   src/explore/explorer.cpp

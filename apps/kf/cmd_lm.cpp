@@ -13,6 +13,7 @@
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/generation.hpp"
 #include "kernelformer/model/lm_train.hpp"
 #include "kernelformer/model/train_state.hpp"
 #include "kernelformer/text/tokenizer.hpp"
@@ -310,6 +311,7 @@ struct sample_options {
   index tokens = 200, top_k = 0;
   double temperature = 0.8;
   std::uint64_t seed = 0;
+  bool no_cache = false;
 };
 
 void run_sample(const sample_options& o) {
@@ -328,12 +330,27 @@ void run_sample(const sample_options& o) {
   // --tokens is bounded by time only (memory stays at the model plus its context).
   fmt::print("{}", o.prompt);
   std::fflush(stdout);
-  model::token_model_generate_stream<float>(*lm.model, ids, o.tokens, o.temperature, o.top_k,
-                                            o.seed, [&](index id) {
-                                              fmt::print("{}", lm.tok.decode({id}));
-                                              std::fflush(stdout);
-                                            });
+  model::token_model_generate_stream<float>(
+      *lm.model, ids, o.tokens, o.temperature, o.top_k, o.seed,
+      [&](index id) {
+        fmt::print("{}", lm.tok.decode({id}));
+        std::fflush(stdout);
+      },
+      !o.no_cache);
   fmt::print("\n");
+  std::fflush(stdout);
+  // The route on stderr, after the text (stdout stays the text alone).
+  const auto& cfg = lm.model->config();
+  const auto route = model::generation_route_of(cfg, o.no_cache);
+  std::string how = route == model::generation_route::kv_cache ? "one row per token, keys cached"
+                    : route == model::generation_route::recurrent
+                        ? "one row per token, running sums"
+                        : "a full forward per token";
+  if (route != model::generation_route::recompute &&
+      static_cast<index>(ids.size()) + o.tokens > cfg.context + 1)
+    how += fmt::format("; past the context of {} every token is recomputed", cfg.context);
+  fmt::print(stderr, "generation: {} ({}, {})\n", model::generation_route_name(route),
+             kernel_describe(cfg.block.kernel), how);
 }
 
 struct attention_options {
@@ -476,10 +493,19 @@ void add_sample(CLI::App& app) {
   sub->add_option("--top-k", o->top_k, "sample among the k most likely (0: all)")
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "sampling seed (same seed, same text)")->capture_default_str();
+  sub->add_flag(
+      "--no-cache", o->no_cache,
+      "recompute the whole context for every token (the reference; same tokens, slower) "
+      "instead of the cache: a KV cache for exact kernels, running sums for elu1/rff/favor");
   sub->footer(
+      "Generation is cached: each token runs one row through the layers (kv-cache for exact\n"
+      "kernels, recurrent state for feature-map kernels); past the context the window slides and\n"
+      "every token is a full recompute. The route is printed on stderr after the text.\n"
       "Examples:\n"
       "  kf sample --model lm.safetensors --prompt \"The \" --tokens 200 --temperature 0.8\n"
-      "  kf sample --model lm.safetensors --prompt \"Once\" --temperature 0     # greedy");
+      "  kf sample --model lm.safetensors --prompt \"Once\" --temperature 0     # greedy\n"
+      "  kf sample --model lm.safetensors --prompt \"Once\" --temperature 0 --no-cache  # same "
+      "text");
   sub->callback([o] { run_sample(*o); });
 }
 

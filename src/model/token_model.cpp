@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 
 #include "kernelformer/model/checkpoint.hpp"
@@ -278,79 +277,7 @@ matrix<T> token_model<T>::attention_weights(attention_site site, index layer, in
   return layers[lu].self_attn.capture_weights(st.caches[lu].att1, enc ? enc_sh_ : dec_sh_, b, head);
 }
 
-template <class T>
-void token_model_generate_stream(token_model<T>& m, std::span<const index> prompt, index n_tokens,
-                                 double temperature, index top_k, std::uint64_t seed,
-                                 const std::function<void(index)>& emit) {
-  if (m.is_encoder_decoder()) throw std::invalid_argument("generate: needs a decoder-only model");
-  if (prompt.empty()) throw std::invalid_argument("generate: the prompt is empty");
-  if (temperature < 0 || !std::isfinite(temperature))
-    throw std::invalid_argument("generate: temperature must be >= 0");
-  const index ctx = m.config().context, V = m.config().vocab;
-  // The model sees the last ctx tokens only: seq keeps at most 2·ctx, so memory stays bounded
-  // however many tokens are drawn.
-  std::vector<index> seq(prompt.begin(), prompt.end());
-  std::mt19937_64 rng(seed);
-  std::vector<double> prob(static_cast<std::size_t>(V));
-  std::vector<index> order(static_cast<std::size_t>(V));
-  for (index step = 0; step < n_tokens; ++step) {
-    const index t = std::min<index>(ctx, static_cast<index>(seq.size()));
-    token_input in;
-    in.batch = 1;
-    in.t = t;
-    in.tokens = std::span<const index>(seq).subspan(seq.size() - static_cast<std::size_t>(t));
-    m.forward(in, {}, nullptr);
-    const T* z = m.logits().data() + (t - 1) * V;
-    index next = 0;
-    if (temperature == 0) {
-      next = static_cast<index>(std::max_element(z, z + V) - z);
-    } else {
-      std::iota(order.begin(), order.end(), index(0));
-      const index k = top_k > 0 ? std::min(top_k, V) : V;
-      std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                        [&](index a, index b) { return z[a] > z[b] || (z[a] == z[b] && a < b); });
-      const double zmax = double(z[order[0]]);
-      double sum = 0;
-      for (index i = 0; i < k; ++i) {
-        const auto iu = static_cast<std::size_t>(i);
-        prob[iu] = std::exp((double(z[order[iu]]) - zmax) / temperature);
-        sum += prob[iu];
-      }
-      double u = std::uniform_real_distribution<double>(0.0, sum)(rng);
-      next = order[static_cast<std::size_t>(k - 1)];
-      for (index i = 0; i < k; ++i) {
-        u -= prob[static_cast<std::size_t>(i)];
-        if (u < 0) {
-          next = order[static_cast<std::size_t>(i)];
-          break;
-        }
-      }
-    }
-    seq.push_back(next);
-    if (static_cast<index>(seq.size()) > 2 * ctx) seq.erase(seq.begin(), seq.end() - ctx);
-    emit(next);
-  }
-}
-
-template <class T>
-std::vector<index> token_model_generate(token_model<T>& m, std::span<const index> prompt,
-                                        index n_tokens, double temperature, index top_k,
-                                        std::uint64_t seed) {
-  std::vector<index> out;
-  token_model_generate_stream<T>(m, prompt, n_tokens, temperature, top_k, seed,
-                                 [&](index id) { out.push_back(id); });
-  return out;
-}
-
 template class token_model<float>;
 template class token_model<double>;
-template std::vector<index> token_model_generate<float>(token_model<float>&, std::span<const index>,
-                                                        index, double, index, std::uint64_t);
-template std::vector<index> token_model_generate<double>(token_model<double>&,
-                                                         std::span<const index>, index, double,
-                                                         index, std::uint64_t);
-template void token_model_generate_stream<float>(token_model<float>&, std::span<const index>, index,
-                                                 double, index, std::uint64_t,
-                                                 const std::function<void(index)>&);
 
 }  // namespace kf::model

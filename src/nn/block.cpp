@@ -34,6 +34,17 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
                                    const typename multi_head_attention<T>::shape& self_sh,
                                    const typename multi_head_attention<T>::shape& cross_sh,
                                    cache& c, std::mt19937_64* rng) const {
+  forward_with(p, y, x, memory, cross_sh, c, rng, [&](matrix_view<T> a1, const_matrix_view<T> in) {
+    self_attn.forward(p, a1, in, in, self_sh, c.att1, rng);
+  });
+}
+
+template <class T>
+void transformer_layer<T>::forward_with(parameters<T>& p, matrix_view<T> y, const_matrix_view<T> x,
+                                        const_matrix_view<T> memory,
+                                        const typename multi_head_attention<T>::shape& cross_sh,
+                                        cache& c, std::mt19937_64* rng,
+                                        const self_attention_fn& self_attend) const {
   const index n = x.rows, C = cfg.d_model;
   const bool post = !cfg.norm_first;
   const dropout drop{cfg.dropout};
@@ -45,7 +56,7 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
   // ---- self-attention ----
   make(c.a1, C), make(c.a1d, C), make(c.h1, C);
   if (post) {
-    self_attn.forward(p, c.a1.view(), x, x, self_sh, c.att1, rng);  // a1 = SA(x)
+    self_attend(c.a1.view(), x);  // a1 = SA(x)
     drop.forward(c.a1d.view(), c.a1.cview(), c.d_att1, rng);
     make(c.r1, C);
     add_into(c.r1.view(), x, c.a1d.cview());             // r1 = x + drop(a1)
@@ -53,7 +64,7 @@ void transformer_layer<T>::forward(parameters<T>& p, matrix_view<T> y, const_mat
   } else {
     make(c.n1, C);
     norm1.forward(p, c.n1.view(), x, c.ln1);  // n1 = norm1(x)
-    self_attn.forward(p, c.a1.view(), c.n1.cview(), c.n1.cview(), self_sh, c.att1, rng);
+    self_attend(c.a1.view(), c.n1.cview());   // a1 = SA(n1)
     drop.forward(c.a1d.view(), c.a1.cview(), c.d_att1, rng);
     add_into(c.h1.view(), x, c.a1d.cview());  // h1 = x + drop(SA(n1))
   }

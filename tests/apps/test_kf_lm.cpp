@@ -39,6 +39,13 @@ TEST(KfLm, TrainSampleAttention) {
   ASSERT_EQ(s1.code, 0) << s1.output;
   EXPECT_EQ(s1.output, s2.output);
   EXPECT_EQ(s1.output.rfind("The ", 0), 0u);
+  EXPECT_NE(s1.output.find("generation: kv-cache (exp_dot"), std::string::npos) << s1.output;
+  // --no-cache: the reference route, the same text (the route line differs).
+  auto s4 = run_kf("sample" + m + " --prompt \"The \" --tokens 30 --seed 4 --no-cache");
+  ASSERT_EQ(s4.code, 0) << s4.output;
+  EXPECT_NE(s4.output.find("generation: recompute"), std::string::npos) << s4.output;
+  EXPECT_EQ(s4.output.substr(0, s4.output.find("generation:")),
+            s1.output.substr(0, s1.output.find("generation:")));
   // Characters never seen in training: a warning, not a crash.
   auto s3 = run_kf("sample" + m + " --prompt \"Zebra \xE2\x98\x83\" --tokens 5");
   EXPECT_EQ(s3.code, 0) << s3.output;

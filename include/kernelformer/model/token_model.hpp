@@ -59,6 +59,9 @@ struct token_input {
 enum class attention_site { encoder_self, decoder_self, decoder_cross };
 
 template <class T>
+class generation_cache;  // model/generation.hpp: incremental decoding, one row per token
+
+template <class T>
 class token_model {
  public:
   // allocate = false: parameters registered (names, shapes), no buffer allocated (see
@@ -108,6 +111,7 @@ class token_model {
   std::vector<index> tokens_, src_;
   matrix<T> logits_, dlogits_;
   bool have_loss_ = false;
+  friend class generation_cache<T>;  // runs the layers on one new row at a time
 };
 
 struct checkpoint;
@@ -116,18 +120,21 @@ struct checkpoint;
 // std::runtime_error naming the field or tensor.
 std::unique_ptr<token_model<float>> token_model_load(const checkpoint& ck);
 
-// Next-token sampling from a decoder-only model: feeds the last `context` tokens, divides the
-// logits by temperature (0: greedy), keeps the top_k most likely (0: all) and draws with the
-// seeded generator. Returns the generated tokens only.
+// Next-token sampling from a decoder-only model: the next-token logits after the last `context`
+// tokens, divided by temperature (0: greedy), the top_k most likely kept (0: all), drawn with the
+// seeded generator. use_cache: each token costs one row through the layers (generation_cache,
+// model/generation.hpp: kv-cache or recurrent route by the kernel); false: a full forward over
+// the window per token (the reference; the same tokens). Returns the generated tokens only.
+// Defined in src/model/generation.cpp.
 template <class T>
 std::vector<index> token_model_generate(token_model<T>& m, std::span<const index> prompt,
                                         index n_tokens, double temperature, index top_k,
-                                        std::uint64_t seed);
+                                        std::uint64_t seed, bool use_cache = true);
 // The same draws, each handed to emit(id) as soon as it is drawn (kf sample prints them as they
 // come); memory stays bounded by the context whatever n_tokens is.
 template <class T>
 void token_model_generate_stream(token_model<T>& m, std::span<const index> prompt, index n_tokens,
                                  double temperature, index top_k, std::uint64_t seed,
-                                 const std::function<void(index)>& emit);
+                                 const std::function<void(index)>& emit, bool use_cache = true);
 
 }  // namespace kf::model

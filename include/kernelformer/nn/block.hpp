@@ -10,6 +10,7 @@
 // PyTorch's layers do (multi_head_attention::dropout).
 #pragma once
 
+#include <functional>
 #include <random>
 #include <string>
 
@@ -51,6 +52,11 @@ struct transformer_layer {
     mutable matrix<T> g[6];   // backward scratch, kept across steps
   };
 
+  // The self-attention stage, a1 = SA(in) with a1, in: (n, C). forward() runs self_attn over the
+  // n rows themselves; generation (model/generation.hpp) runs one new row against the keys and
+  // values it cached, through forward_with, so the block's structure is written once.
+  using self_attention_fn = std::function<void(matrix_view<T> a1, const_matrix_view<T> in)>;
+
   transformer_layer() = default;
   transformer_layer(parameters<T>& p, const std::string& name, const block_config& c,
                     bool is_decoder, bool causal_self_attention);
@@ -59,6 +65,11 @@ struct transformer_layer {
                const_matrix_view<T> memory, const typename multi_head_attention<T>::shape& self_sh,
                const typename multi_head_attention<T>::shape& cross_sh, cache& c,
                std::mt19937_64* rng) const;
+  // forward() with the self-attention stage supplied by the caller (cross_sh and memory as there).
+  void forward_with(parameters<T>& p, matrix_view<T> y, const_matrix_view<T> x,
+                    const_matrix_view<T> memory,
+                    const typename multi_head_attention<T>::shape& cross_sh, cache& c,
+                    std::mt19937_64* rng, const self_attention_fn& self_attend) const;
   void backward(parameters<T>& p, matrix_view<T> dx, matrix_view<T> dmemory,
                 const_matrix_view<T> dy, const_matrix_view<T> memory,
                 const typename multi_head_attention<T>::shape& self_sh,
