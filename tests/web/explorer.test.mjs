@@ -163,22 +163,31 @@ async function coreChecks(t, kernels, consoleErrors) {
     return `Σ NW = ${sum(pn).toFixed(5)}, Σ attention = ${sum(pa).toFixed(5)} (4 significant digits each)`;
   });
 
-  await check('heatmap switches between NW and attention weights and is drawn', async () => {
+  await check('heatmap switches between NW and attention weights, each drawn, the two different', async () => {
     assert((await t.attr('#heatmap', 'data-mode')) === 'nw', 'heatmap does not start in NW mode');
-    const colours = () => page.$eval('#heatmap', (c) => {
+    // Every 7th pixel's colour, in order: its distinct colours say it is drawn, and the two modes'
+    // sequences compared pixel by pixel say they show different matrices.
+    const pixels = () => page.$eval('#heatmap', (c) => {
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-      const seen = new Set();
-      for (let i = 0; i < d.length; i += 4 * 7) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-      return seen.size;
+      const out = [];
+      for (let i = 0; i < d.length; i += 4 * 7) out.push((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+      return out;
     });
-    const cNw = await colours();
+    const pNw = await pixels();
     await page.click('label[for="heatmap-mode-attention"]');
     await page.waitForFunction(() => document.getElementById('heatmap').dataset.mode === 'attention', null, { timeout: 5000 });
-    const cAtt = await colours();
+    const pAtt = await pixels();
     await page.keyboard.press('ArrowLeft'); // radio group: keyboard back to NW
     await page.waitForFunction(() => document.getElementById('heatmap').dataset.mode === 'nw', null, { timeout: 5000 });
+    const pBack = await pixels();
+    const cNw = new Set(pNw).size, cAtt = new Set(pAtt).size;
     assert(cNw > 20 && cAtt > 20, `heatmap looks blank (${cNw} / ${cAtt} colours)`);
-    return `${cNw} / ${cAtt} colours`;
+    assert(pNw.length === pAtt.length, `the heatmap changed size (${pNw.length} / ${pAtt.length} samples)`);
+    const differ = pNw.filter((v, i) => v !== pAtt[i]).length / pNw.length;
+    assert(differ > 0.05, `NW and attention heatmaps differ in only ${(100 * differ).toFixed(1)}% of pixels`);
+    const redrawn = pBack.filter((v, i) => v !== pNw[i]).length;
+    assert(redrawn === 0, `back in NW mode, ${redrawn} pixels differ from the first NW drawing`);
+    return `${cNw} / ${cAtt} colours, ${(100 * differ).toFixed(1)}% of pixels differ between modes`;
   });
 
   await check('"Save SVG" and "Save PNG" export the main plot', async () => {
