@@ -8,6 +8,7 @@
 #include <random>
 
 #include "common.hpp"
+#include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/regression/smoother.hpp"
@@ -182,6 +183,13 @@ void run(const smooth_options& o) {
     require_output(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
   if (!o.criterion_csv.empty()) require_output(o.criterion_csv, "--criterion-csv", {".csv"});
   if (!o.loo.empty()) require_output(o.loo, "--loo", {".csv"});
+  if (dist::size() > 1) {
+    // Under mpirun (docs/scale-out.md): every rank reads the data and takes its block of the
+    // points; rank 0 writes.
+    if (!o.loo.empty())
+      throw mpi_refusal("under mpirun, --loo (per-point diagnostics) is not kept: run one process");
+    spec.shard = dist::world_shard();
+  }
 
   const auto xcols = split_list(o.x, "--x");
   std::vector<std::string> used = xcols;
@@ -204,6 +212,9 @@ void run(const smooth_options& o) {
       o.bandwidth != "cv")
     throw user_error("--bandwidth does not apply to knn (its smoothing parameter is --k)");
   if (!o.plot.empty() && x.cols() != 1) throw user_error("--plot draws 1-D fits (one --x column)");
+  if (const auto why = regression_shard_refusal(spec, x.rows(), x.cols());
+      spec.shard.active() && !why.empty())
+    throw mpi_refusal("under mpirun, " + why + " (kf smooth --help)");
 
   seconds["read"] = clock.lap();
   regression_fit fit;
@@ -320,6 +331,7 @@ void run(const smooth_options& o) {
                        spec.method == regression_method::knn ? "k" : "bandwidth h"));
   if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
   if (!o.loo.empty()) writer.stage(o.loo, loo_csv(fit, xcols, o.y));
+  if (!dist::is_root()) return;  // under mpirun rank 0 writes
   writer.commit();
 
   if (o.quiet) return;
@@ -416,13 +428,19 @@ void add_smooth(CLI::App& app) {
       "  kf smooth data.csv --x a,b --y z --bandwidth gcv --summary s.json --out fit.csv\n"
       "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"
       "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
+      "  mpirun -np 4 kf smooth big.csv --x t --y v --out fit.csv  # points over 4 ranks\n"
       "Routes (the summary names the one taken): 1-D nw/local-linear from 5000 points are\n"
       "binned (linear binning + FFT, every kernel but the boxcar; within 1e-4 of the range of y,\n"
       "1e-6 for the gaussian), compact kernels below that use exact sorted windows; 2-column nw\n"
       "is binned in 2-D (within 2e-3 of the range of y); knn uses sorted neighbors (1-D) or a\n"
       "k-d tree. Compact kernels elsewhere (2-column local-linear, 3+ columns, --exact) are exact\n"
       "through a k-d tree over each support (3-D nw at 10^6 points, silverman: ~30 s); other\n"
-      "kernels there sum all pairs: slow beyond ~10^5 points.");
+      "kernels there sum all pairs: slow beyond ~10^5 points.\n"
+      "Under mpirun every rank reads the data: binned grids are binned in blocks and summed,\n"
+      "all-pairs criteria are summed over blocks of the points, predictions merged over blocks\n"
+      "of the keys; rank 0 writes (equal to one process to 1e-12). Refused there: --method knn,\n"
+      "--loo, compact kernels on the sorted-window (1-D exact) and k-d tree (2+ columns) routes,\n"
+      "2-column nw on the binned 2-D route.");
   sub->callback([o] { run(*o); });
 }
 

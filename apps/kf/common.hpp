@@ -25,6 +25,11 @@ namespace kf::cli {
 struct user_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// An option that does not run under mpirun, found the same way on every rank before any
+// reduction: rank 0 prints it, every rank exits 2 (main.cpp), no MPI_Abort.
+struct mpi_refusal : user_error {
+  using user_error::user_error;
+};
 
 // An input array: a .npy file mapped read-only, or a .csv table parsed into float64.
 struct loaded_array {

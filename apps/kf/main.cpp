@@ -59,11 +59,12 @@ int main(int argc, char** argv) {
   if (kf::dist::size() > 1 && argc > 1) {
     // Under mpirun: the subcommands that share their work over the ranks (docs/scale-out.md).
     const std::string sub = argv[1];
-    if (sub != "attend" && sub != "train" && sub != "--help" && sub != "-h") {
+    if (sub != "attend" && sub != "train" && sub != "smooth" && sub != "kde" && sub != "--help" &&
+        sub != "-h") {
       if (kf::dist::is_root())
         fmt::print(stderr,
-                   "kf: error: 'kf {}' does not run under mpirun; these do: kf attend, kf train "
-                   "periodic, kf train lm (docs/scale-out.md)\n",
+                   "kf: error: 'kf {}' does not run under mpirun; these do: kf attend, kf smooth, "
+                   "kf kde, kf train periodic, kf train lm (docs/scale-out.md)\n",
                    sub);
       return 2;
     }
@@ -92,6 +93,10 @@ int main(int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
     fmt::print(stderr, "kf: error: {}\nRun '{} --help' for the options and examples.\n", e.what(),
                where);
+    return 2;
+  } catch (const kf::cli::mpi_refusal& e) {
+    // Every rank found it before any reduction: one line, from rank 0.
+    if (kf::dist::is_root()) fmt::print(stderr, "kf: error: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {
     // Under mpirun the other ranks may wait in a collective: end them all.

@@ -185,6 +185,17 @@ double allreduce_sum(double x) {
 double allreduce_min(double x) { return allreduce_scalar(x, MPI_MIN); }
 double allreduce_max(double x) { return allreduce_scalar(x, MPI_MAX); }
 
+void allreduce_max(std::span<double> x) {
+  if (g_size == 1 || x.empty()) return;
+  const timed t(double(x.size_bytes()));
+  constexpr std::size_t chunk = std::size_t(1) << 24;
+  for (std::size_t p = 0; p < x.size(); p += chunk) {
+    const auto c = static_cast<int>(std::min(chunk, x.size() - p));
+    check(MPI_Allreduce(MPI_IN_PLACE, x.data() + p, c, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+          "MPI_Allreduce");
+  }
+}
+
 void barrier() {
   if (g_size == 1) return;
   const timed t(0);

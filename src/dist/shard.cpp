@@ -7,15 +7,26 @@
 namespace kf::dist {
 
 range shard(index n, int r, int ranks) {
-  const index base = n / ranks, extra = n % ranks;
-  const index lo = r * base + (r < extra ? r : extra);
-  return {lo, lo + base + (r < extra ? 1 : 0)};
+  data_shard s;
+  s.rank = r;
+  s.ranks = ranks;
+  const auto b = s.block_of(n);
+  return {b.lo, b.hi};
 }
 
 bool started_by_mpirun() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
     if (std::getenv(v) != nullptr) return true;
   return false;
+}
+
+data_shard world_shard() {
+  data_shard s;
+  s.rank = rank();
+  s.ranks = size();
+  s.sum = [](std::span<double> v) { allreduce_sum(v); };
+  s.max = [](std::span<double> v) { allreduce_max(v); };
+  return s;
 }
 
 std::string where() {

@@ -4,6 +4,7 @@
 #include <fftw3.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -124,8 +125,9 @@ bool binned_supports(const any_kernel& k) {
   return std::isfinite(k0) && k0 > 0;
 }
 
-binned_data::binned_data(std::span<const double> x, std::span<const double> y, double lo, double hi)
-    : x_(x), y_(y), lo_(lo), hi_(hi) {
+binned_data::binned_data(std::span<const double> x, std::span<const double> y, double lo, double hi,
+                         const data_shard& shard)
+    : x_(x), y_(y), lo_(lo), hi_(hi), shard_(shard) {
   if (!(hi > lo)) hi_ = lo + 1.0;  // a single distinct point: any grid works
 }
 
@@ -144,7 +146,8 @@ const binned_data::level& binned_data::binned_at(index cells) const {
     l->cyy = l->c;
   }
   double sa = 0, sb = 0;
-  for (std::size_t i = 0; i < x_.size(); ++i) {
+  const auto mine = shard_.block_of(static_cast<index>(x_.size()));
+  for (auto i = static_cast<std::size_t>(mine.lo); i < static_cast<std::size_t>(mine.hi); ++i) {
     const double t = (x_[i] - lo_) / l->delta;
     auto g = static_cast<index>(std::floor(t));
     g = std::clamp<index>(g, 0, cells - 2);
@@ -160,6 +163,28 @@ const binned_data::level& binned_data::binned_at(index cells) const {
   }
   l->self_a = sa;
   l->self_b = sb;
+  if (shard_.active()) {
+    // The other processes' blocks: one rank-ordered sum of the grids, packed.
+    const auto g = static_cast<std::size_t>(cells);
+    std::vector<double> all(with_y ? 3 * g + 2 : g + 2);
+    std::copy(l->c.begin(), l->c.end(), all.begin());
+    if (with_y) {
+      std::copy(l->cy.begin(), l->cy.end(), all.begin() + static_cast<std::ptrdiff_t>(g));
+      std::copy(l->cyy.begin(), l->cyy.end(), all.begin() + static_cast<std::ptrdiff_t>(2 * g));
+    }
+    all[all.size() - 2] = sa;
+    all[all.size() - 1] = sb;
+    shard_.sum_all(all);
+    std::copy(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(g), l->c.begin());
+    if (with_y) {
+      std::copy(all.begin() + static_cast<std::ptrdiff_t>(g),
+                all.begin() + static_cast<std::ptrdiff_t>(2 * g), l->cy.begin());
+      std::copy(all.begin() + static_cast<std::ptrdiff_t>(2 * g),
+                all.begin() + static_cast<std::ptrdiff_t>(3 * g), l->cyy.begin());
+    }
+    l->self_a = all[all.size() - 2];
+    l->self_b = all[all.size() - 1];
+  }
   levels_.push_back(std::move(l));
   return *levels_.back();
 }

@@ -53,8 +53,6 @@ void setup(const any_kernel& k, const std::vector<double>& h, any_kernel& out,
   }
 }
 
-mask leave_one_out(index m) { return mask::causal(-1) | mask::window(-1, m); }
-
 // The fraction of the data's bounding box that one kernel support covers (per column
 // min(1, 2h/range), multiplied): below detail::kRadiusMaxFraction a k-d tree over the supports
 // beats summing all pairs.
@@ -69,28 +67,60 @@ double support_fraction(const std::vector<double>& h, const_matrix_view<double> 
   return f;
 }
 
-// log Σ_j K((q_i − x_j)/h) for every query (−inf where no key contributes); leave_one_out
-// (q = x) leaves each row's own point out. Compact kernels in two or more columns sum over each
-// query's support through a k-d tree (the radius route) when the support is a small part of the
-// data's box; everything else is the primitive over all pairs.
-std::vector<double> log_sums(const any_kernel& k, const std::vector<double>& h,
-                             const_matrix_view<double> q, const_matrix_view<double> x,
-                             bool leave_one_out_sums) {
+// log Σ_j K((q_i − x_j)/h) for every query (−inf where no key contributes). self >= 0: the rows
+// of q are the points self, self + 1, … of x, each left out of its own sum (leave-one-out).
+// Compact kernels in two or more columns sum over each query's support through a k-d tree (the
+// radius route) when the support is a small part of the data's box; everything else is the
+// primitive over all pairs.
+std::vector<double> log_sums_local(const any_kernel& k, const std::vector<double>& h,
+                                   const_matrix_view<double> q, const_matrix_view<double> x,
+                                   index self) {
   any_kernel kk;
   smooth_options opt;
   setup(k, h, kk, opt);
   std::vector<double> lse(static_cast<std::size_t>(q.rows));
+  if (q.rows == 0) return lse;
   if (kernel_compact(k) && x.cols >= 2 && support_fraction(h, x) <= detail::kRadiusMaxFraction) {
     std::vector<double> hc(static_cast<std::size_t>(x.cols), h[0]);
     if (h.size() > 1) hc = h;
-    const auto s = detail::radius_kernel_sums(k, x, hc, q, leave_one_out_sums);
+    std::vector<index> own;
+    for (index i = 0; self >= 0 && i < q.rows; ++i) own.push_back(self + i);
+    const auto s = detail::radius_kernel_sums(k, x, hc, q, std::span<const index>(own));
     for (std::size_t i = 0; i < s.size(); ++i) lse[i] = s[i] > 0 ? std::log(s[i]) : -kInf;
     return lse;
   }
   matrix<double> v(x.rows, 0), out(q.rows, 0);
-  smooth_forward<double>(out.view(), lse, q, x, v.cview(), kk,
-                         leave_one_out_sums ? leave_one_out(x.rows) : mask::none(), opt);
+  // Row i is point self + i: keys j ≤ self + i − 1 and j ≥ self + i + 1.
+  const mask msk =
+      self >= 0 ? mask::causal(self - 1) | mask::window(-(self + 1), x.rows) : mask::none();
+  smooth_forward<double>(out.view(), lse, q, x, v.cview(), kk, msk, opt);
   return lse;
+}
+
+// log Σ_j K((q_i − x_j)/h) for every query over all points of x; with an active shard each
+// process sums its block of the keys and the partial sums merge over the processes
+// (lse = M + log Σ_r e^{lse_r − M}, M the max over processes): every process gets every row.
+std::vector<double> log_sums(const any_kernel& k, const std::vector<double>& h,
+                             const_matrix_view<double> q, const_matrix_view<double> x,
+                             const data_shard& shard = {}) {
+  if (!shard.active()) return log_sums_local(k, h, q, x, -1);
+  const auto b = shard.block_of(x.rows);
+  std::vector<double> lse = log_sums_local(k, h, q, x.block(b.lo, 0, b.size(), x.cols), -1);
+  std::vector<double> mx = lse;
+  shard.max_all(mx);
+  for (std::size_t i = 0; i < lse.size(); ++i)
+    lse[i] = mx[i] == -kInf ? 0.0 : std::exp(lse[i] - mx[i]);
+  shard.sum_all(lse);
+  for (std::size_t i = 0; i < lse.size(); ++i)
+    lse[i] = mx[i] == -kInf ? -kInf : mx[i] + std::log(lse[i]);
+  return lse;
+}
+
+// Leave-one-out log sums at this process's block of the points (the rows of the block of x).
+std::vector<double> log_sums_loo(const any_kernel& k, const std::vector<double>& h,
+                                 const_matrix_view<double> x, const data_shard& shard) {
+  const auto b = shard.block_of(x.rows);
+  return log_sums_local(k, h, x.block(b.lo, 0, b.size(), x.cols), x, b.lo);
 }
 
 double log_norm(const any_kernel& k, const std::vector<double>& h, double n) {
@@ -164,15 +194,23 @@ double kde_criterion(const any_kernel& kernel, const_matrix_view<double> x,
   check(kernel, x);
   const bool cv_ls = criterion == bandwidth_criterion::cv_ls;
   if (!binned_route(x, options))
-    return cv_ls ? kde_cv_ls(kernel, x, bandwidth) : kde_cv_ml(kernel, x, bandwidth);
+    return cv_ls ? kde_cv_ls(kernel, x, bandwidth, options.shard)
+                 : kde_cv_ml(kernel, x, bandwidth, options.shard);
   std::vector<double> col;
   std::unique_ptr<detail::kde_binned> kb;
   if (x.cols == 1) {
     col.resize(static_cast<std::size_t>(x.rows));
     for (index i = 0; i < x.rows; ++i) col[static_cast<std::size_t>(i)] = x(i, 0);
-    kb = std::make_unique<detail::kde_binned>(col);
+    kb = std::make_unique<detail::kde_binned>(col, options.shard);
   }
   return binned_criterion(kernel, x, bandwidth, criterion, false, options, kb.get());
+}
+
+std::string kde_shard_refusal(const_matrix_view<double> x, const kde_options& options) {
+  if (binned_route(x, options) && x.cols == 2)
+    return "the 2-column binned density route (--x with two columns) is not sharded; --exact "
+           "sums all pairs over the processes";
+  return "";
 }
 
 std::string kde_route_name(const kde_fit& fit) {
@@ -200,7 +238,7 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
       if (v < lo && v >= *xlo - reach) lo = v;
       if (v > hi && v <= *xhi + reach) hi = v;
     }
-    detail::kde_binned kb(xs, lo, hi);
+    detail::kde_binned kb(xs, lo, hi, fit.options.shard);
     return kb.density(k, kernel_integral_1d(fit.kernel), a, fit.options.cells_per_h);
   }
   const double ln = log_norm(fit.kernel, fit.bandwidth, double(fit.x.rows()));
@@ -214,38 +252,42 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
     matrix<double> sub(static_cast<index>(sums.exact_rows.size()), 2);
     for (std::size_t r = 0; r < sums.exact_rows.size(); ++r)
       for (index c = 0; c < 2; ++c) sub(static_cast<index>(r), c) = at(sums.exact_rows[r], c);
-    const auto lse = log_sums(fit.kernel, fit.bandwidth, sub.cview(), fit.x.cview(), false);
+    const auto lse =
+        log_sums(fit.kernel, fit.bandwidth, sub.cview(), fit.x.cview(), fit.options.shard);
     for (std::size_t r = 0; r < lse.size(); ++r)
       f[static_cast<std::size_t>(sums.exact_rows[r])] = std::exp(lse[r] - ln);
     return f;
   }
-  const auto lse = log_sums(fit.kernel, fit.bandwidth, at, fit.x.cview(), false);
+  const auto lse = log_sums(fit.kernel, fit.bandwidth, at, fit.x.cview(), fit.options.shard);
   std::vector<double> f(lse.size());
   for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::exp(lse[i] - ln);  // exp(−inf) = 0
   return f;
 }
 
 double kde_cv_ml(const any_kernel& kernel, const_matrix_view<double> x,
-                 const std::vector<double>& h) {
+                 const std::vector<double>& h, const data_shard& shard) {
   const index n = x.rows;
   if (n < 2) return kInf;
-  const auto lse = log_sums(kernel, h, x, x, true);
+  // This process's points' terms, then one sum of (Σ terms, points with zero density).
+  const auto lse = log_sums_loo(kernel, h, x, shard);
   const double ln = log_norm(kernel, h, double(n - 1));
-  double s = 0;
+  double sums[2] = {0, 0};
   for (double l : lse) {
-    if (!std::isfinite(l)) return kInf;  // a point with zero leave-one-out density
-    s += l - ln;
+    if (!std::isfinite(l)) sums[1] = 1;  // a point with zero leave-one-out density
+    if (sums[1] == 0) sums[0] += l - ln;
   }
-  return -s / double(n);
+  shard.sum_all(sums);
+  if (sums[1] > 0) return kInf;
+  return -sums[0] / double(n);
 }
 
 double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
-                 const std::vector<double>& h) {
+                 const std::vector<double>& h, const data_shard& shard) {
   const index n = x.rows;
   if (n < 2) return kInf;
   const double nn = double(n);
-  // (2/n) Σ f̂₋ᵢ(x_i)
-  const auto loo = log_sums(kernel, h, x, x, true);
+  // (2/n) Σ f̂₋ᵢ(x_i), over this process's points (summed over the processes below)
+  const auto loo = log_sums_loo(kernel, h, x, shard);
   const double ln_loo = log_norm(kernel, h, nn - 1);
   double cross = 0;
   for (double l : loo) cross += std::exp(l - ln_loo);
@@ -257,10 +299,16 @@ double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
     // K_h * K_h is the same family with √2·h (gaussian) or 2h (cauchy).
     std::vector<double> h2 = h;
     for (double& v : h2) v *= name == "gaussian" ? std::sqrt(2.0) : 2.0;
-    const auto lse = log_sums(kernel, h2, x, x, false);
+    const auto b = shard.block_of(n);
+    const auto lse = log_sums_local(kernel, h2, x.block(b.lo, 0, b.size(), x.cols), x, -1);
     const double ln = log_norm(kernel, h2, nn * nn);
     for (double l : lse) integral += std::exp(l - ln);
-  } else {
+    double sums[2] = {integral, cross};
+    shard.sum_all(sums);
+    return sums[0] - sums[1];
+  }
+  cross = shard.sum_all(cross);
+  {
     if (x.cols != 1)
       throw std::invalid_argument("kde cv-ls: multivariate needs the gaussian kernel");
     if (!kernel_compact(kernel) && name != "laplacian")
@@ -295,6 +343,8 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                      bandwidth_criterion criterion, std::vector<double> bandwidth,
                      const progress_fn& progress, const kde_options& options) {
   check(kernel, x);
+  if (options.shard.active() && !kde_shard_refusal(x, options).empty())
+    throw std::invalid_argument("kde: " + kde_shard_refusal(x, options));
   kde_fit f;
   f.kernel = kernel;
   f.criterion = criterion;
@@ -306,11 +356,12 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
   std::unique_ptr<detail::kde_binned> kb;
   if (f.binned && x.cols == 1)
     kb = std::make_unique<detail::kde_binned>(
-        std::span<const double>(f.x.data(), static_cast<std::size_t>(x.rows)));
+        std::span<const double>(f.x.data(), static_cast<std::size_t>(x.rows)), options.shard);
   // The criterion on the fit's route, at the search or the final resolution.
   auto criterion_at = [&](bandwidth_criterion c, const std::vector<double>& h, bool search) {
     if (!f.binned)
-      return c == bandwidth_criterion::cv_ls ? kde_cv_ls(kernel, x, h) : kde_cv_ml(kernel, x, h);
+      return c == bandwidth_criterion::cv_ls ? kde_cv_ls(kernel, x, h, options.shard)
+                                             : kde_cv_ml(kernel, x, h, options.shard);
     return binned_criterion(kernel, f.x.cview(), h, c, search, options, kb.get());
   };
   switch (criterion) {

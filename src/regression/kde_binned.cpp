@@ -107,16 +107,18 @@ double kernel_self_convolution(const any_kernel& k, double t) {
   return acc;
 }
 
-kde_binned::kde_binned(std::span<const double> x)
+kde_binned::kde_binned(std::span<const double> x, const data_shard& shard)
     : kde_binned(x, std::numeric_limits<double>::infinity(),
-                 -std::numeric_limits<double>::infinity()) {}
+                 -std::numeric_limits<double>::infinity(), shard) {}
 
-kde_binned::kde_binned(std::span<const double> x, double lo, double hi)
-    : kde_binned(x, range_of(x), lo, hi) {}
+kde_binned::kde_binned(std::span<const double> x, double lo, double hi, const data_shard& shard)
+    : kde_binned(x, range_of(x), lo, hi, shard) {}
 
 kde_binned::kde_binned(std::span<const double> x, std::pair<double, double> range, double lo,
-                       double hi)
-    : x_(x), bd_(x, {}, std::min(lo, range.first), std::max(hi, range.second)) {}
+                       double hi, const data_shard& shard)
+    : x_(x),
+      bd_(x, {}, std::min(lo, range.first), std::max(hi, range.second), shard),
+      shard_(shard) {}
 
 std::span<const double> kde_binned::sorted() {
   if (sorted_.empty()) {
@@ -210,8 +212,13 @@ double kde_binned::cv_ml(const any_kernel& k, double z, double cells_per_h) {
   }
   exact_points_ = 0;
   if (isolated) {
+    // Point by point: this process's block (every process takes this branch: the grid is the
+    // same everywhere), then one sum of (total, points with zero density).
     total = 0;
-    for (double xi : x_) {
+    double zero = 0;
+    const auto mine = shard_.block_of(n);
+    for (index i = mine.lo; i < mine.hi && zero == 0; ++i) {
+      const double xi = x_[static_cast<std::size_t>(i)];
       const double t = (xi - sm.lo) / sm.delta;
       const auto g = static_cast<std::size_t>(
           std::clamp<index>(static_cast<index>(std::floor(t)), 0, index(g_n) - 2));
@@ -222,9 +229,15 @@ double kde_binned::cv_ml(const any_kernel& k, double z, double cells_per_h) {
       }
       ++exact_points_;
       const double l = exact_log_sum(k, xi, true);
-      if (l == -kInf) return kInf;  // a point with zero leave-one-out density
-      total += l;
+      if (l == -kInf)
+        zero = 1;  // a point with zero leave-one-out density
+      else
+        total += l;
     }
+    double sums[2] = {total, zero};
+    shard_.sum_all(sums);
+    if (sums[1] > 0) return kInf;
+    total = sums[0];
   }
   return -(total / double(n) - std::log(double(n - 1) * h * z));
 }

@@ -29,8 +29,10 @@ class kde_binned {
  public:
   // x (1-D data) must outlive this object. The grid spans the data, widened to [lo, hi] when
   // given (densities are then read from the grid out there too).
-  explicit kde_binned(std::span<const double> x);
-  kde_binned(std::span<const double> x, double lo, double hi);
+  // With an active shard the grids are binned over the processes (binned_data) and cv_ml's
+  // exactly summed points are split among them.
+  explicit kde_binned(std::span<const double> x, const data_shard& shard = {});
+  kde_binned(std::span<const double> x, double lo, double hi, const data_shard& shard = {});
 
   // f̂ at each point of `at`, for kernel k with its bandwidth set; z = ∫K over the line at h = 1.
   std::vector<double> density(const any_kernel& k, double z, std::span<const double> at,
@@ -42,7 +44,8 @@ class kde_binned {
   index exact_points() const { return exact_points_; }
 
  private:
-  kde_binned(std::span<const double> x, std::pair<double, double> range, double lo, double hi);
+  kde_binned(std::span<const double> x, std::pair<double, double> range, double lo, double hi,
+             const data_shard& shard);
   std::span<const double> sorted();
   // log Σ_j K(|a − x_j|) over all j (leave_one_out: one j with x_j = a left out); −inf if 0.
   double exact_log_sum(const any_kernel& k, double a, bool leave_one_out);
@@ -50,6 +53,7 @@ class kde_binned {
 
   std::span<const double> x_;
   binned_data bd_;
+  data_shard shard_;
   std::vector<double> sorted_;
   index exact_points_ = 0;
 };

@@ -74,7 +74,8 @@ std::span<const double> column0(const_matrix_view<double> x, std::vector<double>
   return hold;
 }
 
-criterion_values criteria_of(const regression_eval& e, std::span<const double> y);
+criterion_values criteria_of(const regression_eval& e, std::span<const double> y, index n,
+                             const data_shard& shard);
 
 bool use_binned(const regression_spec& spec, index n, index d) {
   return !spec.exact && d == 1 && n >= spec.binned_min_n && spec.method != regression_method::knn &&
@@ -103,7 +104,7 @@ void binned_each(const regression_spec& spec, std::span<const double> x, std::sp
   for (double v : x) lo = std::min(lo, v), hi = std::max(hi, v);
   const double xmin = lo, xmax = hi;
   for (index i = 0; i < xq.rows; ++i) lo = std::min(lo, xq(i, 0)), hi = std::max(hi, xq(i, 0));
-  const binned_data bd(x, y, lo, hi);
+  const binned_data bd(x, y, lo, hi, spec.shard);
   const int degree = spec.method == regression_method::local_linear ? 1 : 0;
   const binned_settings st;
   const any_kernel k = kernel_with_bandwidth(spec);
@@ -246,6 +247,24 @@ std::string regression_route(const regression_spec& spec, index n, index d) {
   return "exact (all pairs)";
 }
 
+std::string regression_shard_refusal(const regression_spec& spec, index n, index d) {
+  if (spec.method == regression_method::knn)
+    return "--method knn ranks all points of a neighborhood at once and is not sharded";
+  if (use_binned2d(spec, n, d))
+    return "2-column nw takes the 2-D binned route, which is not sharded yet (--exact sums all "
+           "pairs over the processes)";
+  if (use_binned(spec, n, d)) return "";
+  if (d == 1 && detail::sorted_window_supports(spec.kernel))
+    return fmt::format(
+        "--kernel {} on the exact 1-D route (sorted windows: under {} points, --exact, or the "
+        "boxcar) is not sharded",
+        kernel_name(spec.kernel), spec.binned_min_n);
+  if (detail::radius_supports(spec, d))
+    return fmt::format("--kernel {} in {} columns takes the k-d tree route, which is not sharded",
+                       kernel_name(spec.kernel), d);
+  return "";
+}
+
 criterion_values regression_criteria(const regression_spec& spec, const_matrix_view<double> x,
                                      std::span<const double> y) {
   const index n = x.rows;
@@ -260,34 +279,49 @@ criterion_values regression_criteria(const regression_spec& spec, const_matrix_v
     std::vector<double> hold;
     const auto xs = column0(x, hold);
     const binned_data bd(xs, y, *std::min_element(xs.begin(), xs.end()),
-                         *std::max_element(xs.begin(), xs.end()));
+                         *std::max_element(xs.begin(), xs.end()), spec.shard);
     return criteria_binned(spec, bd, binned_settings{}.cells_per_h);
   }
   if (x.cols == 1 && spec.method != regression_method::knn &&
       detail::sorted_window_supports(spec.kernel)) {
     check_regression_data(x, y);
-    return criteria_of(detail::sorted_window_evaluate(spec, x, y, x, true, false), y);
+    return criteria_of(detail::sorted_window_evaluate(spec, x, y, x, true, false), y, n, {});
   }
-  return criteria_of(regression_evaluate(spec, x, y, x, true), y);
+  if (spec.shard.active()) {
+    // Sums over points: this process's block of the training points against all of them.
+    check_regression_data(x, y);
+    const auto b = spec.shard.block_of(n);
+    regression_spec local = spec;
+    local.shard = {};
+    const auto e =
+        detail::evaluate_all_pairs(local, x, y, x.block(b.lo, 0, b.size(), x.cols), true);
+    return criteria_of(
+        e, y.subspan(static_cast<std::size_t>(b.lo), static_cast<std::size_t>(b.size())), n,
+        spec.shard);
+  }
+  return criteria_of(regression_evaluate(spec, x, y, x, true), y, n, {});
 }
 
 namespace {
 
 // LOO-CV, GCV and AICc from an evaluation at the training points (the one place they are
-// computed from per-point values; the binned route sums them over bins instead).
-criterion_values criteria_of(const regression_eval& e, std::span<const double> y) {
-  const auto n = static_cast<index>(y.size());
-  criterion_values c{0, 0, 0, 0, 0, e.undefined};
-  if (e.undefined > 0) return {kInf, kInf, kInf, kInf, kInf, e.undefined};
-  double loo = 0;
-  for (index i = 0; i < n; ++i) {
-    const auto iu = static_cast<std::size_t>(i);
-    const double r = y[iu] - e.fit[iu];
-    c.rss += r * r;
-    c.df += e.self_weight[iu];
-    const double denom = 1.0 - e.self_weight[iu];
-    loo += denom > 1e-10 ? (r / denom) * (r / denom) : kInf;
+// computed from per-point values; the binned route sums them over bins instead). e and y may be
+// a block of the n training points: the sums are then added over the processes of shard.
+criterion_values criteria_of(const regression_eval& e, std::span<const double> y, index n,
+                             const data_shard& shard) {
+  double sums[4] = {0, 0, 0, double(e.undefined)};  // rss, df, Σ loo², undefined
+  for (std::size_t i = 0; i < y.size() && e.undefined == 0; ++i) {
+    const double r = y[i] - e.fit[i];
+    sums[0] += r * r;
+    sums[1] += e.self_weight[i];
+    const double denom = 1.0 - e.self_weight[i];
+    sums[2] += denom > 1e-10 ? (r / denom) * (r / denom) : kInf;
   }
+  shard.sum_all(sums);
+  const auto undefined = static_cast<index>(sums[3]);
+  if (undefined > 0) return {kInf, kInf, kInf, kInf, kInf, undefined};
+  criterion_values c{0, 0, 0, sums[1], sums[0], 0};
+  const double loo = sums[2];
   const double nn = double(n);
   c.loo_cv = loo / nn;
   c.gcv = c.df < nn ? (c.rss / nn) / ((1 - c.df / nn) * (1 - c.df / nn)) : kInf;
@@ -302,18 +336,26 @@ criterion_values criteria_of(const regression_eval& e, std::span<const double> y
 // regression_evaluate does.
 index undefined_at_training_binned(const regression_spec& spec, const_matrix_view<double> x,
                                    std::span<const double> y) {
+  // Over several processes: each checks its block of the points (exactly over all the data,
+  // which it holds) and the counts are summed.
   std::vector<double> hold;
   const auto xs = column0(x, hold);
+  const auto b = spec.shard.block_of(x.rows);
   std::vector<index> rows;
-  binned_each(spec, xs, y, x, [&](std::size_t i, const local_quantities* q) {
-    if (q == nullptr) rows.push_back(static_cast<index>(i));
-  });
-  if (rows.empty()) return 0;
-  matrix<double> sub(static_cast<index>(rows.size()), 1);
-  for (std::size_t a = 0; a < rows.size(); ++a) sub(static_cast<index>(a), 0) = x(rows[a], 0);
-  regression_spec exact = spec;
-  exact.exact = true;
-  return regression_evaluate(exact, x, y, sub.cview(), false).undefined;
+  binned_each(spec, xs, y, x.block(b.lo, 0, b.size(), 1),
+              [&](std::size_t i, const local_quantities* q) {
+                if (q == nullptr) rows.push_back(b.lo + static_cast<index>(i));
+              });
+  double undefined = 0;
+  if (!rows.empty()) {
+    matrix<double> sub(static_cast<index>(rows.size()), 1);
+    for (std::size_t a = 0; a < rows.size(); ++a) sub(static_cast<index>(a), 0) = x(rows[a], 0);
+    regression_spec exact = spec;
+    exact.exact = true;
+    exact.shard = {};
+    undefined = double(regression_evaluate(exact, x, y, sub.cview(), false).undefined);
+  }
+  return static_cast<index>(spec.shard.sum_all(undefined));
 }
 
 // The fit's criteria at its chosen bandwidth, and (spec.per_point) its per-point diagnostics.
@@ -347,8 +389,15 @@ criterion_values fit_diagnostics(regression_fit& f) {
     f.undefined = regression_evaluate(exact, x, y, sub.cview(), false).undefined;
     return cv;
   }
+  if (spec.shard.active()) {
+    if (spec.per_point)
+      throw std::invalid_argument("regression: per-point diagnostics are not kept over processes");
+    if (!binned) cv = regression_criteria(spec, x, y);  // summed over blocks of the points
+    f.undefined = cv.undefined;
+    return cv;
+  }
   regression_eval e = regression_evaluate(spec, x, y, x, true);
-  if (!binned) cv = criteria_of(e, y);
+  if (!binned) cv = criteria_of(e, y, n, {});
   f.undefined = e.undefined;
   if (!spec.per_point) return cv;
   f.loo_residuals = std::move(e.sum_l2);  // its buffer, reused (Σℓ² at training not kept)
@@ -456,6 +505,8 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
   const std::span<const double> y = f.y;
   check_regression_data(x, y);
   const index n = x.rows, d = x.cols;
+  if (spec.shard.active() && !regression_shard_refusal(spec, n, d).empty())
+    throw std::invalid_argument("regression: " + regression_shard_refusal(spec, n, d));
   f.criterion = criterion;
   if (spec.method == regression_method::knn) {
     if (spec.k == 0 && spec.exact)
@@ -484,7 +535,7 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
         const auto xs = use_binned(spec, n, d) ? column0(x, hold) : std::span<const double>{};
         if (!xs.empty())
           bd = std::make_unique<binned_data>(xs, y, *std::min_element(xs.begin(), xs.end()),
-                                             *std::max_element(xs.begin(), xs.end()));
+                                             *std::max_element(xs.begin(), xs.end()), spec.shard);
         // The sorted-window route searches a sorted copy (sorted once, not per bandwidth).
         matrix<double> x_sorted;
         std::vector<double> y_sorted;

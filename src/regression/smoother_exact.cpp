@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "detail/eigen.hpp"
@@ -39,6 +40,38 @@ struct all_pairs_sums {
   kernel_spec kern;
   index cx = 2, cxx = 0, cxy = 0;
 };
+
+// Merges every process's partial sums over its block of the keys (smooth_partial.hpp's merge,
+// written with a max and a sum over the processes): with M = max_r lse_r and w_r = e^{lse_r − M},
+//   lse = M + log Σ w_r,  out = Σ w_r out_r / Σ w_r,  out_sq = Σ w_r² out_sq_r / (Σ w_r)².
+void merge_over_shards(all_pairs_sums& ps, const data_shard& shard) {
+  const index nq = ps.out.rows(), nv = ps.out.cols(), width = 1 + 2 * nv;
+  constexpr double ninf = -std::numeric_limits<double>::infinity();
+  std::vector<double> mx = ps.lse;
+  shard.max_all(mx);
+  std::vector<double> rec(static_cast<std::size_t>(nq * width), 0.0);
+  for (index i = 0; i < nq; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    const double w = ps.lse[iu] == ninf ? 0.0 : std::exp(ps.lse[iu] - mx[iu]);
+    double* r = rec.data() + i * width;
+    r[0] = w;
+    for (index c = 0; c < nv; ++c) {
+      r[1 + c] = w * ps.out(i, c);
+      r[1 + nv + c] = w * w * ps.out_sq(i, c);
+    }
+  }
+  shard.sum_all(rec);
+  for (index i = 0; i < nq; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    const double* r = rec.data() + i * width;
+    const double sw = r[0];
+    ps.lse[iu] = sw > 0 ? mx[iu] + std::log(sw) : ninf;
+    for (index c = 0; c < nv; ++c) {
+      ps.out(i, c) = sw > 0 ? r[1 + c] / sw : 0.0;
+      ps.out_sq(i, c) = sw > 0 ? r[1 + nv + c] / (sw * sw) : 0.0;
+    }
+  }
+}
 
 all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<double> x,
                               std::span<const double> y, const_matrix_view<double> xq) {
@@ -79,29 +112,33 @@ all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<dou
       for (index c = 0; c < d; ++c) mean[static_cast<std::size_t>(c)] += x(i, c) / double(n);
   }
   // Value columns: [1, y] for nw/knn; [1, y, x (d), x xᵀ upper (d(d+1)/2), x y (d)] for ll.
+  // With an active shard this process takes its block of the training points as keys.
+  const auto b = spec.shard.block_of(n);
   const index npair = d * (d + 1) / 2;
   const index nv = ll ? 2 + d + npair + d : 2;
   const index cx = ps.cx, cxx = ps.cxx = 2 + d, cxy = ps.cxy = 2 + d + npair;
-  matrix<double> v(n, nv);
-  for (index i = 0; i < n; ++i) {
+  matrix<double> v(b.size(), nv);
+  for (index j = 0; j < b.size(); ++j) {
+    const index i = b.lo + j;
     const double yi = y[static_cast<std::size_t>(i)];
-    v(i, 0) = 1.0;
-    v(i, 1) = yi;
+    v(j, 0) = 1.0;
+    v(j, 1) = yi;
     if (!ll) continue;
     index t = 0;
     for (index a = 0; a < d; ++a) {
       const double xa = x(i, a) - mean[static_cast<std::size_t>(a)];
-      v(i, cx + a) = xa;
-      v(i, cxy + a) = xa * yi;
-      for (index b = a; b < d; ++b)
-        v(i, cxx + t++) = xa * (x(i, b) - mean[static_cast<std::size_t>(b)]);
+      v(j, cx + a) = xa;
+      v(j, cxy + a) = xa * yi;
+      for (index c = a; c < d; ++c)
+        v(j, cxx + t++) = xa * (x(i, c) - mean[static_cast<std::size_t>(c)]);
     }
   }
   ps.out = matrix<double>(nq, nv);
   ps.out_sq = matrix<double>(nq, nv);
   ps.lse.resize(static_cast<std::size_t>(nq));
-  smooth_forward_sq<double>(ps.out.view(), ps.out_sq.view(), ps.lse, xq, x, v.cview(), kern, msk,
-                            opt);
+  smooth_forward_sq<double>(ps.out.view(), ps.out_sq.view(), ps.lse, xq,
+                            x.block(b.lo, 0, b.size(), d), v.cview(), kern, msk, opt);
+  if (spec.shard.active()) merge_over_shards(ps, spec.shard);
   return ps;
 }
 

@@ -1,5 +1,8 @@
 // kf under Debian's OpenMPI: `mpirun -np 2` and `-np 3 --oversubscribe` against one process.
 //   attend        keys sharded, merged at rank 0: float64 ≤ 1e-12, float32 ≤ 1e-6 relative
+//   smooth, kde   points sharded (binned grids summed, criteria summed, partial states merged):
+//                 the output CSV of one process to ≤ 1e-12 relative, for a fixed and a CV
+//                 bandwidth, on an exact (all pairs) and a binned route
 //   train         data-parallel periodic and LM training: the loss curves of the
 //                 single-process run on the same global batches (≤ 1e-5 relative, float32)
 //   refusals      top-k masks and subcommands without a sharded route: non-zero exit, one
@@ -10,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -128,6 +132,103 @@ TEST_F(KfMpi, RefusesWhatCannotBeSharded) {
   const auto s = run_mpi(2, "demo");
   EXPECT_EQ(s.code, 2) << s.output;
   EXPECT_NE(s.output.find("does not run under mpirun"), std::string::npos) << s.output;
+}
+
+// n points of y = sin(x) + 0.3·ε, x ~ U(0, 10), as x,y CSV.
+void write_xy(const std::string& path, int n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 10.0);
+  std::normal_distribution<double> e(0.0, 1.0);
+  std::ofstream f(path);
+  f << "x,y\n";
+  f.precision(17);
+  for (int i = 0; i < n; ++i) {
+    const double x = u(rng);
+    f << x << "," << std::sin(x) + 0.3 * e(rng) << "\n";
+  }
+}
+
+// max |a − b| / max |b| over the numeric cells of two CSV files with the same header and shape
+// (a blank cell must be blank in both); +inf when they differ in header, shape or blanks.
+double csv_max_rel_diff(const std::string& a, const std::string& b) {
+  std::ifstream fa(a), fb(b);
+  std::string la, lb;
+  if (!std::getline(fa, la) || !std::getline(fb, lb) || la != lb) return INFINITY;
+  double num = 0, den = 0;
+  while (true) {
+    const bool ga = static_cast<bool>(std::getline(fa, la));
+    const bool gb = static_cast<bool>(std::getline(fb, lb));
+    if (ga != gb) return INFINITY;
+    if (!ga) break;
+    std::stringstream sa(la), sb(lb);
+    std::string ca, cb;
+    while (std::getline(sa, ca, ',')) {
+      if (!std::getline(sb, cb, ',') || ca.empty() != cb.empty()) return INFINITY;
+      if (ca.empty()) continue;
+      const double x = std::stod(ca), y = std::stod(cb);
+      num = std::max(num, std::abs(x - y));
+      den = std::max(den, std::abs(y));
+    }
+  }
+  return den > 0 ? num / den : num;
+}
+
+// `kf ARGS --out F.csv` alone and under mpirun -np 2 and 3: the same file to 1e-12.
+void regression_case(const KfMpi& t, const std::string& args) {
+  const auto one = run_kf(args + " --quiet --out " + t.p("one.csv"));
+  ASSERT_EQ(one.code, 0) << args << "\n" << one.output;
+  for (int n : {2, 3}) {
+    const auto r = run_mpi(n, args + " --quiet --out " + t.p("many.csv"));
+    ASSERT_EQ(r.code, 0) << args << " -np " << n << "\n" << r.output;
+    EXPECT_LE(csv_max_rel_diff(t.p("many.csv"), t.p("one.csv")), 1e-12) << args << " -np " << n;
+  }
+}
+
+TEST_F(KfMpi, SmoothShardsPointsAndEqualsOneProcess) {
+  write_xy(p("small.csv"), 301, 1);  // exact route (all pairs)
+  write_xy(p("big.csv"), 6007, 2);   // binned route (from 5000 points)
+  const std::string small = "smooth " + p("small.csv"), big = "smooth " + p("big.csv");
+  regression_case(*this, small + " --bandwidth 0.4 --summary " + p("s.json"));
+  regression_case(*this, small + " --bandwidth cv");
+  regression_case(*this, small + " --method local-linear --bandwidth gcv --grid 57");
+  regression_case(*this, small + " --kernel laplacian --bandwidth aic --at " + p("big.csv"));
+  regression_case(*this, big + " --bandwidth 0.3");
+  regression_case(*this, big + " --bandwidth cv --kernel epanechnikov");
+  regression_case(*this, big + " --method local-linear --bandwidth cv");
+}
+
+TEST_F(KfMpi, KdeShardsPointsAndEqualsOneProcess) {
+  write_xy(p("small.csv"), 301, 3);
+  write_xy(p("big.csv"), 6007, 4);
+  const std::string small = "kde " + p("small.csv"), big = "kde " + p("big.csv");
+  regression_case(*this, small + " --bandwidth 0.5");
+  regression_case(*this, small + " --bandwidth cv-ml");
+  regression_case(*this, small + " --bandwidth cv-ls --kernel epanechnikov");
+  regression_case(*this, small + " --x x,y --bandwidth cv-ml --grid 23");  // 2-D, exact
+  regression_case(*this, big + " --bandwidth 0.2");
+  regression_case(*this, big + " --bandwidth cv-ml");
+  regression_case(*this, big + " --bandwidth cv-ls --kernel biweight");
+}
+
+TEST_F(KfMpi, SmoothAndKdeRefuseWhatIsNotSharded) {
+  write_xy(p("small.csv"), 301, 1);
+  write_xy(p("big.csv"), 6007, 2);
+  const struct {
+    std::string args, says;
+  } cases[] = {
+      {"smooth " + p("small.csv") + " --method knn", "--method knn"},
+      {"smooth " + p("small.csv") + " --loo " + p("loo.csv"), "--loo"},
+      {"smooth " + p("small.csv") + " --kernel epanechnikov", "sorted windows"},
+      {"smooth " + p("big.csv") + " --x x,y --y x --kernel gaussian", "2-D binned"},
+      {"kde " + p("big.csv") + " --x x,y", "2-column binned"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_mpi(2, c.args + " --out " + p("out.csv"));
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find("under mpirun"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(p("out.csv"))) << c.args;
+  }
 }
 
 TEST_F(KfMpi, PeriodicTrainingIsDataParallelWithTheSameLosses) {

@@ -10,6 +10,8 @@
 //               reduce_state merges the states at rank 0 with a user MPI operator declared
 //               non-commutative, so MPI applies it in rank order: the result is deterministic
 //               and equals the single-process one to rounding.
+//   regression  kf smooth / kf kde: every rank reads the data; binned grids, criteria and
+//               partial states over blocks of the points are reduced (world_shard()).
 //   training    each rank runs forward/backward on its share of every global batch;
 //               allreduce_sum adds the gradient buffers, again by a non-commutative operator,
 //               so every rank gets the same sum in the same order and takes the same step.
@@ -19,6 +21,7 @@
 #include <span>
 #include <string>
 
+#include "kernelformer/regression/shard.hpp"
 #include "kernelformer/smooth_partial.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -64,6 +67,13 @@ void allreduce_sum(std::span<double> x);
 double allreduce_sum(double x);
 double allreduce_min(double x);
 double allreduce_max(double x);
+// Elementwise max over ranks, the result on every rank (exact: no order to fix).
+void allreduce_max(std::span<double> x);
+
+// This process as one of the ranks of a regression or density fit (regression/shard.hpp): its
+// rank, and the rank-ordered sum and the max above as the shard's reductions. kf smooth and kf
+// kde under mpirun.
+data_shard world_shard();
 void barrier();
 
 // Bytes handed to MPI by this rank's collective calls so far, and the wall time inside them.

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "kernelformer/kernels.hpp"
+#include "kernelformer/regression/shard.hpp"
 #include "kernelformer/tensor.hpp"
 
 namespace kf {
@@ -55,8 +56,11 @@ double binned_reach(const any_kernel& k, double tail_tolerance);
 // they must outlive it. [lo, hi] must contain every data point and every point to be read.
 class binned_data {
  public:
-  // y may be empty (density: counts only).
-  binned_data(std::span<const double> x, std::span<const double> y, double lo, double hi);
+  // y may be empty (density: counts only). With an active shard (regression/shard.hpp) this
+  // process bins its block of the points and the grids are summed over the processes: every
+  // process then holds the whole data's grid ([lo, hi] must be the same everywhere).
+  binned_data(std::span<const double> x, std::span<const double> y, double lo, double hi,
+              const data_shard& shard = {});
   ~binned_data();
   binned_data(const binned_data&) = delete;
   binned_data& operator=(const binned_data&) = delete;
@@ -101,6 +105,7 @@ class binned_data {
   const level& binned_at(index cells) const;
   std::span<const double> x_, y_;
   double lo_, hi_;
+  data_shard shard_;
   mutable std::vector<std::unique_ptr<level>> levels_;
 };
 

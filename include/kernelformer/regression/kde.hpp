@@ -16,6 +16,7 @@
 
 #include "kernelformer/kernels.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
+#include "kernelformer/regression/shard.hpp"
 #include "kernelformer/tensor.hpp"
 
 namespace kf {
@@ -29,6 +30,9 @@ struct kde_options {
   index binned_min_n = 5000;
   double cells_per_h = 500;         // h/δ of the grid for the density and the final criterion
   double search_cells_per_h = 100;  // h/δ while searching a bandwidth
+  // Several processes (regression/shard.hpp): the 1-D binned grids, the exact criteria and the
+  // exact density sums are reduced over them. The 2-D binned route is not sharded (refused).
+  data_shard shard;
 };
 
 struct kde_fit {
@@ -63,10 +67,15 @@ std::string kde_route_name(const kde_fit& fit);
 // f̂ at the rows of at.
 std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> at);
 
-// The density criteria at a given bandwidth (+inf where undefined).
+// The density criteria at a given bandwidth on the exact route (+inf where undefined); with an
+// active shard each process sums its block of the points and the sums are reduced.
 double kde_cv_ml(const any_kernel& kernel, const_matrix_view<double> x,
-                 const std::vector<double>& bandwidth);
+                 const std::vector<double>& bandwidth, const data_shard& shard = {});
 double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
-                 const std::vector<double>& bandwidth);
+                 const std::vector<double>& bandwidth, const data_shard& shard = {});
+
+// Why this fit cannot run over the processes of options.shard, or "" when it can: the 2-D
+// binned route (not sharded yet).
+std::string kde_shard_refusal(const_matrix_view<double> x, const kde_options& options);
 
 }  // namespace kf

@@ -21,6 +21,7 @@
 
 #include "kernelformer/kernels.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
+#include "kernelformer/regression/shard.hpp"
 #include "kernelformer/tensor.hpp"
 
 namespace kf {
@@ -50,6 +51,11 @@ struct regression_spec {
   // each). false keeps the summary only (df, RSS, R², criteria, undefined count), the same
   // numbers, in O(grid) memory beyond the data on the binned route (kf smooth at 10^7 points).
   bool per_point = true;
+  // Several processes (regression/shard.hpp), each holding all the data: the binned grids are
+  // binned in blocks and summed, the exact (all-pairs) criteria are summed over blocks of the
+  // training points and predictions merged over blocks of the keys. Needs per_point = false;
+  // the routes regression_shard_refusal names are refused.
+  data_shard shard;
 };
 
 // The smoother evaluated at query points.
@@ -70,6 +76,11 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
 
 // The route regression_evaluate takes for this spec and data size, in words.
 std::string regression_route(const regression_spec& spec, index n, index d);
+
+// Why this spec cannot run over several processes (spec.shard), or "" when it can: knn (its
+// neighbor search ranks all points at once), the sorted-window and k-d tree routes of compact
+// kernels and the 2-D binned route (not sharded yet).
+std::string regression_shard_refusal(const regression_spec& spec, index n, index d);
 
 struct regression_fit {
   regression_spec spec;  // with the chosen bandwidth

@@ -1,0 +1,54 @@
+// kernelformer/regression/shard.hpp — a fit shared by several processes, without MPI in the core.
+//
+// Every process holds the whole data set; each one does the O(n) work over its block of the
+// points, and the results are combined by two elementwise reductions the caller provides
+// (dist/regression.hpp wires them to MPI; kf smooth/kde under mpirun):
+//   binned routes   each process bins its block; the bin grids are summed, then every process
+//                   runs the same FFT convolution on the same grid
+//   criteria        sums over points: each process sums its points' leave-one-out terms against
+//                   all keys (query block), and the partial sums are summed
+//   evaluation      each process smooths every query over its block of the keys; the partial
+//                   states (lse, out, out_sq) merge by max (of lse) and sum (of the rescaled
+//                   terms): the log-sum-exp merge of smooth_partial.hpp
+// Both reductions must give the same result on every process (the sum in a fixed order), so
+// every process takes the same decisions (routes, bandwidths) and calls the same reductions.
+// A default data_shard is one process: blocks are everything, reductions are the identity.
+#pragma once
+
+#include <functional>
+#include <span>
+
+#include "kernelformer/tensor.hpp"
+
+namespace kf {
+
+struct data_shard {
+  int rank = 0, ranks = 1;
+  // Elementwise sum / max over the processes, in place, the same result on every process.
+  std::function<void(std::span<double>)> sum, max;
+
+  bool active() const { return ranks > 1; }
+  // This process's block [lo, hi) of n items: the first n % ranks blocks hold one more (the
+  // blocks of dist::shard).
+  struct block {
+    index lo = 0, hi = 0;
+    index size() const { return hi - lo; }
+  };
+  block block_of(index n) const {
+    const index base = n / ranks, extra = n % ranks;
+    const index lo = rank * base + (rank < extra ? rank : extra);
+    return {lo, lo + base + (rank < extra ? 1 : 0)};
+  }
+  void sum_all(std::span<double> v) const {
+    if (active()) sum(v);
+  }
+  void max_all(std::span<double> v) const {
+    if (active()) max(v);
+  }
+  double sum_all(double v) const {
+    sum_all(std::span<double>(&v, 1));
+    return v;
+  }
+};
+
+}  // namespace kf
