@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "kernelformer/explore/explorer.hpp"
@@ -310,6 +311,15 @@ void reply(httplib::Response& res, int status, const json& body) {
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
+// An error message as one bounded line: a parameter it echoes may hold control bytes (a fuzzing
+// finding: a value with a line break made a two-line error), shown as '?'.
+std::string one_line(std::string_view m) {
+  std::string s = m.size() > 400 ? std::string(m.substr(0, 397)) + "..." : std::string(m);
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') c = '?';
+  return s;
+}
+
 // Wraps an API handler: bad requests and bad indices → 400, anything else → 500.
 template <class Fn>
 httplib::Server::Handler api(Fn fn) {
@@ -317,13 +327,13 @@ httplib::Server::Handler api(Fn fn) {
     try {
       reply(res, 200, fn(req));
     } catch (const bad_request& e) {
-      reply(res, 400, {{"error", e.what()}});
+      reply(res, 400, {{"error", one_line(e.what())}});
     } catch (const std::out_of_range& e) {
-      reply(res, 400, {{"error", e.what()}});
+      reply(res, 400, {{"error", one_line(e.what())}});
     } catch (const std::invalid_argument& e) {
-      reply(res, 400, {{"error", e.what()}});
+      reply(res, 400, {{"error", one_line(e.what())}});
     } catch (const std::exception& e) {
-      reply(res, 500, {{"error", std::string("internal error: ") + e.what()}});
+      reply(res, 500, {{"error", "internal error: " + one_line(e.what())}});
     }
   };
 }
@@ -385,7 +395,7 @@ std::vector<std::pair<std::string, httplib::Server::Handler>> explorer_api_handl
 void add_explorer_api(httplib::Server& svr) {
   for (auto& [path, handler] : explorer_api_handlers()) svr.Get(path, std::move(handler));
   svr.Get(R"(/api/.*)", [](const httplib::Request& req, httplib::Response& res) {
-    reply(res, 404, {{"error", "no such API endpoint: " + req.path}});
+    reply(res, 404, {{"error", one_line("no such API endpoint: " + req.path)}});
   });
 }
 
