@@ -2,7 +2,7 @@
 # The whole test suite, from a fresh machine: installs what is missing, checks formatting,
 # builds and runs every test (dev preset: -Werror), fuzzes each parser for 10 s (scripts/fuzz.sh),
 # builds the Python package into .venv and runs
-# its tests (pytest), compiles the library and kf once more with AVX-512 enabled
+# its tests (pytest), compiles the library once more with AVX-512 enabled
 # (-march=x86-64-v4 -Werror, compile only: an AVX-512-only breakage shows on any machine), then
 # builds and runs every test again under AddressSanitizer + UndefinedBehaviorSanitizer.
 #   KF_SKIP_ASAN=1   skip the sanitizer pass (local iteration only; CI runs it)
@@ -33,7 +33,7 @@ fi
 echo "== python package: pip install into .venv (build/python), pytest python/tests =="
 bash scripts/test_python.sh
 
-echo "== AVX-512 compile check: library and kf with -march=x86-64-v4, warnings as errors =="
+echo "== AVX-512 compile check: the library with -march=x86-64-v4, warnings as errors =="
 cmake --preset isa-v4 >/dev/null
 cmake --build --preset isa-v4 -j"$jobs"
 
