@@ -21,6 +21,7 @@ namespace {
 struct classify_options {
   std::string data, x, y, method = "nw", kernel = "gaussian", bandwidth = "auto", k = "cv";
   std::string knn_weights = "uniform", criterion = "log-loss", out, summary, plot, plot_criterion;
+  std::string at;
   std::string na = "error";
   index k_max = 50, grid = 150;
   bool quiet = false;
@@ -69,6 +70,28 @@ std::string csv_cell(const std::string& s) {
   std::string q = "\"";
   for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
   return q + "\"";
+}
+
+// Probabilities as CSV: per row the x columns, the true label (when known: the training rows),
+// the most probable class and p_<class> for every class.
+std::string proba_csv(const std::vector<std::string>& xcols, const std::string& y,
+                      const label_set& ls, const_matrix_view<double> x,
+                      const std::vector<index>* labels, const matrix<double>& proba) {
+  std::string csv =
+      fmt::format("{}", fmt::join(xcols, ",")) + (labels ? "," + csv_cell(y) : "") + ",predicted";
+  for (const auto& name : ls.names) csv += "," + csv_cell("p_" + name);
+  csv += "\n";
+  const index C = proba.cols();
+  for (index i = 0; i < x.rows; ++i) {
+    for (index c = 0; c < x.cols; ++c) csv += fmt::format("{},", x(i, c));
+    if (labels)
+      csv += csv_cell(ls.names[static_cast<std::size_t>((*labels)[static_cast<std::size_t>(i)])]) +
+             ",";
+    csv += csv_cell(ls.names[static_cast<std::size_t>(classify_argmax(proba.cview().row(i), C))]);
+    for (index c = 0; c < C; ++c) csv += fmt::format(",{}", proba(i, c));
+    csv += "\n";
+  }
+  return csv;
 }
 
 classify_spec parse_spec(const classify_options& o, index d) {
@@ -185,6 +208,8 @@ void run(const classify_options& o) {
         fmt::format("--plot draws decision regions for 2 --x columns, not {}", xcols.size()));
   if (o.grid < 2 || o.grid > 1000) throw user_error("--grid must be in 2..1000");
   if (!o.out.empty()) require_output(o.out, "--out", {".csv"});
+  if (!o.at.empty() && o.out.empty())
+    throw user_error("--at needs --out (where the probabilities at those points are written)");
   if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
   if (!o.plot.empty()) require_output(o.plot, "--plot", {".svg", ".png"});
   if (!o.plot_criterion.empty())
@@ -218,6 +243,14 @@ void run(const classify_options& o) {
         fmt::format("{}: column '{}' has {} distinct values in {} rows: a number to "
                     "regress (kf smooth), not class labels",
                     o.data, o.y, C, x.rows()));
+  matrix<double> at;
+  if (!o.at.empty()) {
+    try {
+      at = read_points(o.at, xcols);
+    } catch (const std::runtime_error& e) {
+      throw user_error(e.what());
+    }
+  }
   classify_fit fit;
   {
     progress_bar bar(spec.method == classify_method::knn ? "choosing k" : "choosing the bandwidth");
@@ -239,20 +272,13 @@ void run(const classify_options& o) {
                                       : std::string(kernel_name(spec.kernel));
 
   io::atomic_writer writer;
-  if (!o.out.empty()) {
-    std::string csv = fmt::format("{},{},predicted", fmt::join(xcols, ","), csv_cell(o.y));
-    for (const auto& name : ls.names) csv += "," + csv_cell("p_" + name);
-    csv += "\n";
-    for (index i = 0; i < x.rows(); ++i) {
-      for (index c = 0; c < x.cols(); ++c) csv += fmt::format("{},", x(i, c));
-      const auto pred = classify_argmax(fit.loo_proba.cview().row(i), C);
-      csv += csv_cell(ls.names[static_cast<std::size_t>(ls.of_row[static_cast<std::size_t>(i)])]) +
-             "," + csv_cell(ls.names[static_cast<std::size_t>(pred)]);
-      for (index c = 0; c < C; ++c) csv += fmt::format(",{}", fit.loo_proba(i, c));
-      csv += "\n";
-    }
-    writer.stage(o.out, csv);
-  }
+  index at_undefined = 0;
+  if (!o.out.empty() && o.at.empty())
+    writer.stage(o.out, proba_csv(xcols, o.y, ls, x.cview(), &ls.of_row, fit.loo_proba));
+  if (!o.at.empty())
+    writer.stage(o.out, proba_csv(xcols, o.y, ls, at.cview(), nullptr,
+                                  classify_probabilities(fit.spec, x.cview(), ls.of_row, C,
+                                                         at.cview(), false, &at_undefined)));
   nlohmann::json js;
   js["n"] = x.rows();
   js["x"] = xcols;
@@ -270,6 +296,7 @@ void run(const classify_options& o) {
   js["confusion"] = fit.confusion;  // [true][predicted], leave-one-out
   js["undefined"] = fit.undefined;
   js["at_search_boundary"] = fit.at_search_boundary;
+  if (!o.at.empty()) js["at"] = {{"file", o.at}, {"rows", at.rows()}, {"undefined", at_undefined}};
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
   if (!o.plot.empty())
     writer.stage(o.plot, region_plot(fit, x.cview(), ls, ls.of_row, xcols,
@@ -311,7 +338,16 @@ void run(const classify_options& o) {
                  w);
   }
   fmt::print("\n");
-  if (!o.out.empty()) fmt::print("wrote {}\n", o.out);
+  if (at_undefined > 0)
+    fmt::print(stderr,
+               "kf classify: warning: {} of the --at points have no training point within the "
+               "kernel's reach; their probabilities are the class frequencies\n",
+               at_undefined);
+  if (!o.out.empty())
+    fmt::print("wrote {}{}\n", o.out,
+               o.at.empty()
+                   ? ""
+                   : fmt::format(" (probabilities at the {} points of {})", at.rows(), o.at));
 }
 
 }  // namespace
@@ -342,7 +378,11 @@ void add_classify(CLI::App& app) {
   sub->add_option("--na", o->na, "blank cells in the used columns: error, or drop (skip rows)")
       ->capture_default_str();
   sub->add_option("--out", o->out,
-                  "PROBA.csv: per row the x columns, label, LOO prediction and LOO p_<class>");
+                  "PROBA.csv: per row the x columns, label, LOO prediction and LOO p_<class>; "
+                  "with --at, the x columns, prediction and p_<class> at those points");
+  sub->add_option("--at", o->at,
+                  "POINTS.csv: classify these points (columns named like --x, or exactly as many "
+                  "columns) with the chosen parameter; written to --out");
   sub->add_option("--summary", o->summary,
                   "SUMMARY.json: classes, parameter, LOO log-loss and accuracy, confusion");
   sub->add_option("--plot", o->plot, "FIG.svg|png: decision regions and data (2 --x columns)");
@@ -357,8 +397,10 @@ void add_classify(CLI::App& app) {
       "  kf classify data.csv --x a,b,c --y label --criterion accuracy --out proba.csv\n"
       "  kf classify data.csv --x a,b --y label --method knn --k cv --k-max 30 --summary s.json\n"
       "  kf classify data.csv --x a --y label --kernel epanechnikov --bandwidth 0.5\n"
+      "  kf classify train.csv --x a,b --y label --at new.csv --out new_proba.csv\n"
       "Probabilities are leave-one-out (row i's own label left out), so the confusion matrix and\n"
-      "scores are honest. Exact all-pairs sums: O(n^2) per candidate, fine up to ~10^4 rows.");
+      "scores are honest; --at points are classified by every training row. Exact all-pairs\n"
+      "sums: O(n^2) per candidate, fine up to ~10^4 rows.");
   sub->callback([o] { run(*o); });
 }
 

@@ -83,7 +83,8 @@ void run(const inspect_options& o) {
     if (kind == "sequence_regressor") {
       auto m = model::sequence_regressor_load(ck);
       const auto w = regressor_input(o, m->config().seq_len, input);
-      r = inspect_regressor(*m, w);
+      progress_bar bar("reading the heads");
+      r = inspect_regressor(*m, w, [&](int done, int total) { bar.update(done, total); });
     } else if (kind == "token_model") {
       const auto cfg = model::token_model_config::from_metadata(ck.metadata);
       if (cfg.encoder_layers > 0)
@@ -93,7 +94,8 @@ void run(const inspect_options& o) {
       const text::tokenizer tok = text::tokenizer::from_metadata(ck.metadata);
       auto m = model::token_model_load(ck);
       const auto ids = lm_input(o, tok, cfg.context, input);
-      r = inspect_token_model(*m, ids);
+      progress_bar bar("reading the heads");
+      r = inspect_token_model(*m, ids, [&](int done, int total) { bar.update(done, total); });
     } else {
       throw user_error(
           fmt::format("{}: model kind '{}' is not one kf inspect reads "

@@ -85,17 +85,7 @@ bandwidth_criterion parse_bandwidth(const std::string& text, std::vector<double>
 // d-D: N per axis if that stays ≤ 1e6 points, else the data points).
 matrix<double> prediction_points(const smooth_options& o, const matrix<double>& x,
                                  const std::vector<std::string>& xcols) {
-  if (!o.at.empty()) {
-    const io::csv_table t = io::csv_read(o.at);
-    std::vector<std::string> cols = xcols;
-    bool named = true;
-    for (const auto& c : cols)
-      named = named && std::find(t.names.begin(), t.names.end(), c) != t.names.end();
-    if (!named && static_cast<index>(t.names.size()) != x.cols())
-      throw user_error(fmt::format("{}: needs the x column(s) {} (or exactly {} columns)", o.at,
-                                   fmt::join(xcols, ","), x.cols()));
-    return named ? t.select<double>(cols) : t.to_matrix<double>();
-  }
+  if (!o.at.empty()) return read_points(o.at, xcols);
   if (o.grid < 2) throw user_error("--grid must be at least 2");
   const index d = x.cols();
   double total = 1;

@@ -298,6 +298,17 @@ std::string criterion_csv(const std::vector<criterion_point>& curve) {
   return csv;
 }
 
+matrix<double> read_points(const std::string& path, const std::vector<std::string>& xcols) {
+  const io::csv_table t = io::csv_read(path);
+  bool named = true;
+  for (const auto& c : xcols)
+    named = named && std::find(t.names.begin(), t.names.end(), c) != t.names.end();
+  if (!named && t.names.size() != xcols.size())
+    throw user_error(fmt::format("{}: needs the x column(s) {} (or exactly {} columns)", path,
+                                 fmt::join(xcols, ","), xcols.size()));
+  return named ? t.select<double>(xcols) : t.to_matrix<double>();
+}
+
 std::vector<std::string> split_list(const std::string& text, const std::string& option) {
   std::vector<std::string> out;
   std::size_t pos = 0;

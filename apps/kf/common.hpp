@@ -145,6 +145,10 @@ std::string criterion_csv(const std::vector<criterion_point>& curve);
 // Splits "a,b,c" into its items (throws user_error on empty items).
 std::vector<std::string> split_list(const std::string& text, const std::string& option);
 
+// The points of an --at CSV file: its columns named like the --x columns, or, when it lacks
+// them, all of its columns if there are exactly as many (throws user_error otherwise).
+matrix<double> read_points(const std::string& path, const std::vector<std::string>& xcols);
+
 // The training command a checkpoint's metadata records ("trained_by"): prefix followed by the run
 // options (model/train_state.hpp's run map) as flags — "true" gives the bare flag, "false" and
 // "(fortunes)" (the default corpus) are left out, keys not starting with "--" are not options.

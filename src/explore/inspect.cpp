@@ -39,7 +39,8 @@ head_inspection head_inspect(const_matrix_view<double> w, index layer, index hea
 }
 
 model_inspection inspect_regressor(model::sequence_regressor<float>& m,
-                                   std::span<const float> window) {
+                                   std::span<const float> window,
+                                   const inspect_progress& progress) {
   const model::regressor_config& cfg = m.config();
   if (static_cast<index>(window.size()) != cfg.seq_len)
     throw std::invalid_argument(fmt::format(
@@ -58,11 +59,13 @@ model_inspection inspect_regressor(model::sequence_regressor<float>& m,
     for (index h = 0; h < cfg.block.heads; ++h) {
       const matrix<double> w = to_double(m.attention_weights(l, h, 0));
       r.heads.push_back(head_inspect(w.cview(), l, h));
+      if (progress) progress(static_cast<int>(r.heads.size()), int(cfg.layers * cfg.block.heads));
     }
   return r;
 }
 
-model_inspection inspect_token_model(model::token_model<float>& m, std::span<const index> ids) {
+model_inspection inspect_token_model(model::token_model<float>& m, std::span<const index> ids,
+                                     const inspect_progress& progress) {
   const model::token_model_config& cfg = m.config();
   if (cfg.encoder_layers > 0)
     throw std::invalid_argument(
@@ -83,6 +86,8 @@ model_inspection inspect_token_model(model::token_model<float>& m, std::span<con
       const matrix<double> w =
           to_double(m.attention_weights(model::attention_site::decoder_self, l, h, 0));
       r.heads.push_back(head_inspect(w.cview(), l, h));
+      if (progress)
+        progress(static_cast<int>(r.heads.size()), int(cfg.decoder_layers * cfg.block.heads));
     }
   return r;
 }

@@ -87,6 +87,39 @@ TEST_F(KfClassify, KnnByAccuracyAndFixedBandwidth) {
   EXPECT_NE(r.output.find("Examples:"), std::string::npos);
 }
 
+// --at: the fitted classifier at new points, against the sums written out (no point left out).
+TEST_F(KfClassify, AtPointsEqualBruteForceSums) {
+  io::write_file_atomic(p("at.csv"), "b,a\n0.2,0.1\n0.9,0.8\n0.5,0.55\n3,3\n");
+  const double h = 0.3;
+  const auto r = run_kf("classify " + p("data.csv") + " --x a,b --y species --bandwidth 0.3 --at " +
+                        p("at.csv") + " --out " + p("at_proba.csv") + " --summary " + p("at.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("probabilities at the 4 points"), std::string::npos) << r.output;
+  io::csv_options opt;
+  opt.columns = {"a", "b"};
+  opt.text_columns = {"species"};
+  const auto train = io::csv_read(p("data.csv"), opt);
+  opt.columns = {"a", "b", "p_iris, virginica", "p_setosa"};
+  opt.text_columns = {"predicted"};
+  const auto t = io::csv_read(p("at_proba.csv"), opt);
+  ASSERT_EQ(t.rows(), 4);
+  const double at[4][2] = {{0.1, 0.2}, {0.8, 0.9}, {0.55, 0.5}, {3, 3}};
+  for (std::size_t q = 0; q < 4; ++q) {
+    double num = 0, den = 0;
+    for (std::size_t j = 0; j < std::size_t(train.rows()); ++j) {
+      const double da = at[q][0] - train.columns[0][j], db = at[q][1] - train.columns[1][j];
+      const double w = std::exp(-(da * da + db * db) / (2 * h * h));
+      den += w;
+      num += train.text[0][j] == "setosa" ? w : 0.0;
+    }
+    EXPECT_NEAR(t.columns[0][q], at[q][0], 1e-12);
+    EXPECT_NEAR(t.columns[3][q], num / den, 1e-9) << "point " << q;
+    EXPECT_NEAR(t.columns[2][q] + t.columns[3][q], 1.0, 1e-12);
+    EXPECT_EQ(t.text[0][q], t.columns[2][q] >= t.columns[3][q] ? "iris, virginica" : "setosa");
+  }
+  EXPECT_NE(io::read_file(p("at.json")).find("\"rows\": 4"), std::string::npos);
+}
+
 TEST_F(KfClassify, BadInputsFailWithOneLineAndWriteNothing) {
   const std::string out = " --out " + p("o.csv") + " --summary " + p("o.json");
   struct bad {
@@ -107,7 +140,16 @@ TEST_F(KfClassify, BadInputsFailWithOneLineAndWriteNothing) {
       {p("data.csv") + " --x a,b --y species --plot-criterion " + p("nodir/c.png"),
        "--plot-criterion"},
       {p("missing.csv") + " --x a,b --y species", "missing.csv"},
+      {p("data.csv") + " --x a,b --y species --at " + p("uvw.csv"), "needs the x column"},
+      {p("data.csv") + " --x a,b --y species --at " + p("nope.csv"), "nope.csv"},
   };
+  io::write_file_atomic(p("uvw.csv"), "u,v,w\n1,2,3\n");
+  {  // --at without --out: nowhere to write the probabilities
+    const auto r =
+        run_kf("classify " + p("data.csv") + " --x a,b --y species --at " + p("one.csv"));
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("--at needs --out"), std::string::npos) << r.output;
+  }
   for (const auto& c : cases) {
     const auto r = run_kf("classify " + c.args + out);
     EXPECT_EQ(r.code, 1) << c.args << "\n" << r.output;

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <numeric>
+#include <utility>
+#include <vector>
 
 #include "kernelformer/masks.hpp"
 #include "kernelformer/model/periodic.hpp"
@@ -65,7 +67,12 @@ TEST(Inspect, EveryHeadOfARegressorAndALanguageModel) {
   model::sequence_regressor<float> m(rc, 1);
   std::vector<float> window(30);
   for (std::size_t i = 0; i < window.size(); ++i) window[i] = std::sin(0.1f * float(i));
-  const model_inspection r = inspect_regressor(m, window);
+  std::vector<std::pair<int, int>> calls;  // (done, total) per head: the CLI's progress bar
+  const model_inspection r =
+      inspect_regressor(m, window, [&](int done, int total) { calls.emplace_back(done, total); });
+  const int heads = int(2 * rc.block.heads);
+  ASSERT_EQ(calls.size(), std::size_t(heads));
+  for (int i = 0; i < heads; ++i) EXPECT_EQ(calls[std::size_t(i)], std::make_pair(i + 1, heads));
   EXPECT_EQ(r.kind, "sequence_regressor");
   EXPECT_EQ(r.parameters, m.params().count());
   expect_heads_sane(r, 2, rc.block.heads, 30);
@@ -80,7 +87,10 @@ TEST(Inspect, EveryHeadOfARegressorAndALanguageModel) {
   std::vector<index> ids(12);
   std::iota(ids.begin(), ids.end(), 0);
   for (auto& id : ids) id %= 11;
-  const model_inspection s = inspect_token_model(lm, ids);
+  int last = 0;
+  const model_inspection s =
+      inspect_token_model(lm, ids, [&](int done, int total) { last = done == total ? done : -1; });
+  EXPECT_EQ(last, 4);
   EXPECT_EQ(s.kind, "token_model");
   expect_heads_sane(s, 2, 2, 12);
   // Causal: the first query sees only itself, so W_00 = 1 and tr W ≥ 1 + the rest.

@@ -11,6 +11,7 @@
 // (model/token_model.hpp); both are run in evaluation mode (no dropout).
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,11 +43,17 @@ struct model_inspection {
 // The weights of one head as a double matrix, and their diagnostics.
 head_inspection head_inspect(const_matrix_view<double> w, index layer, index head);
 
+// Called after each head with (heads done, heads in all): the fits take a second or more on
+// long inputs, so the CLI shows a progress bar.
+using inspect_progress = std::function<void(int done, int total)>;
+
 // Runs the regressor on one window (seq_len values) and inspects every head.
 model_inspection inspect_regressor(model::sequence_regressor<float>& m,
-                                   std::span<const float> window);
+                                   std::span<const float> window,
+                                   const inspect_progress& progress = {});
 // Runs a decoder-only language model on token ids (1..context of them) and inspects every
 // decoder self-attention head. Throws std::invalid_argument for an encoder–decoder model.
-model_inspection inspect_token_model(model::token_model<float>& m, std::span<const index> ids);
+model_inspection inspect_token_model(model::token_model<float>& m, std::span<const index> ids,
+                                     const inspect_progress& progress = {});
 
 }  // namespace kf
