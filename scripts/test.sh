@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what is missing, checks formatting,
-# builds and runs every test (dev preset: -Werror), fuzzes each parser for 10 s (scripts/fuzz.sh),
+# builds and runs every test (dev preset: -Werror), fuzzes each parser for 30 s (scripts/fuzz.sh),
 # builds the Python package into .venv and runs
 # its tests (pytest), compiles the library once more with AVX-512 enabled
 # (-march=x86-64-v4 -Werror, compile only: an AVX-512-only breakage shows on any machine), then
 # builds and runs every test again under AddressSanitizer + UndefinedBehaviorSanitizer.
 #   KF_SKIP_ASAN=1   skip the sanitizer pass (local iteration only; CI runs it)
 #   KF_SKIP_SLOW=1   skip tests labelled slow
-#   KF_SKIP_FUZZ=1   skip the fuzzing step (scripts/fuzz.sh 10: ~3 min with its build)
+#   KF_SKIP_FUZZ=1   skip the fuzzing step (scripts/fuzz.sh 30: ~5 min with its build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -26,8 +26,8 @@ cmake --build --preset dev -j"$jobs"
 ctest --preset dev "${ctest_args[@]}"
 
 if [ "${KF_SKIP_FUZZ:-0}" != 1 ]; then
-  echo "== fuzzing: each target's seed corpus replayed, then 10 s of fuzzing (clang, ASan+UBSan) =="
-  bash scripts/fuzz.sh 10
+  echo "== fuzzing: each target's seed corpus replayed, then 30 s of fuzzing (clang, ASan+UBSan) =="
+  bash scripts/fuzz.sh 30
 fi
 
 echo "== python package: pip install into .venv (build/python), pytest python/tests =="
