@@ -75,6 +75,20 @@ TEST(Blas, InnerSplitIsExactAndMatchesPlainLoops) {
   expect_split_matches_whole_and_loops(24, 20, 5001);  // C small, inner dimension long and odd
 }
 
+// One row of C goes to GEMV (no packing of B): every transpose against the loops, a strided
+// column of A, beta = 0 over garbage (never read), and k = 0 (C = beta·C, by the GEMM path).
+TEST(Blas, OneRowIsAGemvThatMatchesPlainLoops) {
+  expect_split_matches_whole_and_loops(1, 37, 29);
+  expect_split_matches_whole_and_loops(1, 384, 128);
+  const std::vector<double> a = {1, 9, 9, 2, 9, 9, 3, 9, 9};  // A (3 × 3): op(A) = column 0ᵀ
+  const std::vector<double> b = {1, 0, 1, 0, 1, 0};           // B (2 × 3): C = A₀ᵀ·Bᵀ
+  std::vector<double> c = {std::nan(""), std::nan("")};
+  detail::gemm(true, true, 1, 2, 3, 2.0, a.data(), 3, b.data(), 3, 0.0, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<double>{8, 4}));
+  detail::gemm(true, true, 1, 2, 0, 2.0, a.data(), 3, b.data(), 3, 0.5, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<double>{4, 2}));
+}
+
 TEST(Blas, RunPairRunsBothPieces) {
   int x = 0, y = 0;
   detail::run_pair(
