@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "kernelformer/io/atomic_file.hpp"
 
@@ -78,136 +79,188 @@ std::vector<double> axis_ticks(double lo, double hi, bool log, int target) {
 
 namespace {
 
-void draw(cairo_t* cr, const figure& f) {
-  const double W = f.width, H = f.height;
-  const double left = 80, right = 24, top = f.title.empty() ? 20 : 48, bottom = 60;
-  cairo_set_source_rgb(cr, 1, 1, 1);
-  cairo_paint(cr);
-
+// The plot area of a figure and its data → pixel mapping (log axes in decades).
+struct plot_frame {
+  double W, H, left, right, top, bottom;
   range xr, yr;
-  auto ty = [&](double v) { return f.log_y ? (v > 0 ? std::log10(v) : NAN) : v; };
-  for (const auto& s : f.data) {
-    for (double v : s.x) xr.add(f.log_x ? (v > 0 ? std::log10(v) : NAN) : v);
-    for (double v : s.y) yr.add(ty(v));
-    for (double v : s.y_upper) yr.add(ty(v));
+  bool log_x, log_y;
+
+  double tx(double v) const { return log_x ? (v > 0 ? std::log10(v) : NAN) : v; }
+  double ty(double v) const { return log_y ? (v > 0 ? std::log10(v) : NAN) : v; }
+  double px(double x) const {
+    return left + (tx(x) - xr.lo) / (xr.hi - xr.lo) * (W - left - right);
   }
+  double py(double y) const {
+    return H - bottom - (ty(y) - yr.lo) / (yr.hi - yr.lo) * (H - top - bottom);
+  }
+  bool drawable(double y) const { return std::isfinite(ty(y)); }
+};
+
+plot_frame frame_of(const figure& f) {
+  plot_frame fr{
+      double(f.width), double(f.height), 80, 24, f.title.empty() ? 20.0 : 48.0, 60, {}, {},
+      f.log_x,         f.log_y};
+  for (const auto& s : f.data) {
+    for (double v : s.x) fr.xr.add(fr.tx(v));
+    for (double v : s.y) fr.yr.add(fr.ty(v));
+    for (double v : s.y_upper) fr.yr.add(fr.ty(v));
+  }
+  range& xr = fr.xr;
+  range& yr = fr.yr;
   if (!(xr.lo <= xr.hi)) xr = {0, 1};
   if (!(yr.lo <= yr.hi)) yr = {0, 1};
   if (xr.hi - xr.lo < 1e-12) xr.lo -= 0.5, xr.hi += 0.5;
   if (yr.hi - yr.lo < 1e-12) yr.lo -= 0.5, yr.hi += 0.5;
   const double ypad = 0.05 * (yr.hi - yr.lo);
   yr.lo -= ypad, yr.hi += ypad;
-  auto px = [&](double x) {
-    const double v = f.log_x ? std::log10(x) : x;
-    return left + (v - xr.lo) / (xr.hi - xr.lo) * (W - left - right);
-  };
-  auto py = [&](double y) {
-    return H - bottom - (ty(y) - yr.lo) / (yr.hi - yr.lo) * (H - top - bottom);
-  };
-  auto drawable = [&](double y) { return std::isfinite(ty(y)); };
+  // Points at the ends of x would be cut in half by the frame: pad x too when any are drawn
+  // (curves alone keep the tight range, as a function plot reads best).
+  bool points = false;
+  for (const auto& s : f.data) points = points || s.type == series::kind::points;
+  if (points) {
+    const double xpad = 0.03 * (xr.hi - xr.lo);
+    xr.lo -= xpad, xr.hi += xpad;
+  }
+  return fr;
+}
 
-  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-  auto text = [&](const std::string& s, double x, double y, double ax, double ay, double size) {
-    put_text(cr, s, x, y, ax, ay, size);
-  };
-
-  // Grid and ticks.
-  cairo_set_line_width(cr, 1);
-  const auto yt = f.log_y ? axis_ticks(std::pow(10.0, yr.lo), std::pow(10.0, yr.hi), true, 6)
-                          : axis_ticks(yr.lo, yr.hi, false, 6);
-  const auto xt = f.log_x ? axis_ticks(std::pow(10.0, xr.lo), std::pow(10.0, xr.hi), true, 8)
-                          : axis_ticks(xr.lo, xr.hi, false, 8);
-  cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
-  for (double v : yt) cairo_move_to(cr, left, py(v)), cairo_line_to(cr, W - right, py(v));
-  for (double v : xt) cairo_move_to(cr, px(v), top), cairo_line_to(cr, px(v), H - bottom);
-  cairo_stroke(cr);
-  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-  for (double v : yt) text(tick_label(v), left - 8, py(v), 1.0, 0.5, 12);
-  for (double v : xt) text(tick_label(v), px(v), H - bottom + 8, 0.5, 0.0, 12);
-
-  // Series, clipped to the plot area.
-  cairo_save(cr);
-  cairo_rectangle(cr, left, top, W - left - right, H - top - bottom);
-  cairo_clip(cr);
-  for (const auto& s : f.data) {
-    cairo_set_source_rgba(cr, s.color.r, s.color.g, s.color.b, s.alpha);
-    const std::size_t n = std::min(s.x.size(), s.y.size());
-    if (s.type == series::kind::points) {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!drawable(s.y[i])) continue;
-        cairo_new_sub_path(cr);
-        cairo_arc(cr, px(s.x[i]), py(s.y[i]), s.width, 0, 2 * M_PI);
+// The series in order, clipped to the plot area.
+void draw_series(cairo_t* cr, const plot_frame& fr, const series& s) {
+  cairo_set_source_rgba(cr, s.color.r, s.color.g, s.color.b, s.alpha);
+  const std::size_t n = std::min(s.x.size(), s.y.size());
+  if (s.type == series::kind::points) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!fr.drawable(s.y[i])) continue;
+      cairo_new_sub_path(cr);
+      cairo_arc(cr, fr.px(s.x[i]), fr.py(s.y[i]), s.width, 0, 2 * M_PI);
+    }
+    cairo_fill(cr);
+  } else if (s.type == series::kind::line) {
+    cairo_set_line_width(cr, s.width);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    bool pen = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!fr.drawable(s.y[i])) {
+        pen = false;
+        continue;
       }
+      if (pen)
+        cairo_line_to(cr, fr.px(s.x[i]), fr.py(s.y[i]));
+      else
+        cairo_move_to(cr, fr.px(s.x[i]), fr.py(s.y[i]));
+      pen = true;
+    }
+    cairo_stroke(cr);
+  } else if (s.type == series::kind::cells) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!fr.drawable(s.y[i])) continue;
+      const double x0 = fr.px(s.x[i] - s.cell_w / 2), x1 = fr.px(s.x[i] + s.cell_w / 2);
+      const double y0 = fr.py(s.y[i] + s.cell_h / 2), y1 = fr.py(s.y[i] - s.cell_h / 2);
+      cairo_rectangle(cr, x0, y0, x1 - x0, y1 - y0);
+    }
+    cairo_fill(cr);
+  } else {
+    const std::size_t m = std::min(n, s.y_upper.size());
+    std::size_t i = 0;
+    while (i < m) {  // one polygon per run of finite values
+      while (i < m && !(fr.drawable(s.y[i]) && fr.drawable(s.y_upper[i]))) ++i;
+      const std::size_t start = i;
+      while (i < m && fr.drawable(s.y[i]) && fr.drawable(s.y_upper[i])) ++i;
+      if (i - start < 2) continue;
+      cairo_move_to(cr, fr.px(s.x[start]), fr.py(s.y[start]));
+      for (std::size_t j = start + 1; j < i; ++j) cairo_line_to(cr, fr.px(s.x[j]), fr.py(s.y[j]));
+      for (std::size_t j = i; j-- > start;) cairo_line_to(cr, fr.px(s.x[j]), fr.py(s.y_upper[j]));
+      cairo_close_path(cr);
       cairo_fill(cr);
-    } else if (s.type == series::kind::line) {
-      cairo_set_line_width(cr, s.width);
-      cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-      bool pen = false;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!drawable(s.y[i])) {
-          pen = false;
-          continue;
-        }
-        if (pen)
-          cairo_line_to(cr, px(s.x[i]), py(s.y[i]));
-        else
-          cairo_move_to(cr, px(s.x[i]), py(s.y[i]));
-        pen = true;
-      }
-      cairo_stroke(cr);
-    } else if (s.type == series::kind::cells) {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!drawable(s.y[i])) continue;
-        const double x0 = px(s.x[i] - s.cell_w / 2), x1 = px(s.x[i] + s.cell_w / 2);
-        const double y0 = py(s.y[i] + s.cell_h / 2), y1 = py(s.y[i] - s.cell_h / 2);
-        cairo_rectangle(cr, x0, y0, x1 - x0, y1 - y0);
-      }
-      cairo_fill(cr);
-    } else {
-      const std::size_t m = std::min(n, s.y_upper.size());
-      std::size_t i = 0;
-      while (i < m) {  // one polygon per run of finite values
-        while (i < m && !(drawable(s.y[i]) && drawable(s.y_upper[i]))) ++i;
-        const std::size_t start = i;
-        while (i < m && drawable(s.y[i]) && drawable(s.y_upper[i])) ++i;
-        if (i - start < 2) continue;
-        cairo_move_to(cr, px(s.x[start]), py(s.y[start]));
-        for (std::size_t j = start + 1; j < i; ++j) cairo_line_to(cr, px(s.x[j]), py(s.y[j]));
-        for (std::size_t j = i; j-- > start;) cairo_line_to(cr, px(s.x[j]), py(s.y_upper[j]));
-        cairo_close_path(cr);
-        cairo_fill(cr);
-      }
     }
   }
-  cairo_restore(cr);
+}
 
-  // Frame, labels, title.
-  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-  cairo_set_line_width(cr, 1.2);
-  cairo_rectangle(cr, left, top, W - left - right, H - top - bottom);
-  cairo_stroke(cr);
-  text(f.xlabel, left + (W - left - right) / 2, H - 14, 0.5, 1.0, 14);
-  cairo_save(cr);
-  cairo_translate(cr, 18, top + (H - top - bottom) / 2);
-  cairo_rotate(cr, -M_PI / 2);
-  text(f.ylabel, 0, 0, 0.5, 0.5, 14);
-  cairo_restore(cr);
-  if (!f.title.empty()) text(f.title, W / 2, 16, 0.5, 0.0, 16);
+// Does the segment (u0, v0)–(u1, v1) meet the box [x0, x1] × [y0, y1]? (Liang–Barsky clipping.)
+bool segment_meets_box(double u0, double v0, double u1, double v1, double x0, double x1, double y0,
+                       double y1) {
+  double t0 = 0, t1 = 1;
+  const double du = u1 - u0, dv = v1 - v0;
+  const double p[4] = {-du, du, -dv, dv}, q[4] = {u0 - x0, x1 - u0, v0 - y0, y1 - v0};
+  for (int e = 0; e < 4; ++e) {
+    if (p[e] == 0) {
+      if (q[e] < 0) return false;
+      continue;
+    }
+    const double r = q[e] / p[e];
+    if (p[e] < 0)
+      t0 = std::max(t0, r);
+    else
+      t1 = std::min(t1, r);
+    if (t0 > t1) return false;
+  }
+  return true;
+}
 
-  // Legend, top right.
+// How many data marks a legend box [bx, bx + bw] × [by, by + bh] (pixels, 4 px margin) would
+// hide: points, band edges, line vertices and line segments crossing it; decision cells fill
+// everything and do not count.
+std::size_t marks_covered(const figure& f, const plot_frame& fr, double bx, double by, double bw,
+                          double bh) {
+  const double x0 = bx - 4, x1 = bx + bw + 4, y0 = by - 4, y1 = by + bh + 4;
+  const auto inside = [&](double u, double v) { return u >= x0 && u <= x1 && v >= y0 && v <= y1; };
+  std::size_t covered = 0;
+  for (const auto& s : f.data) {
+    if (s.type == series::kind::cells) continue;
+    const std::size_t n = std::min(s.x.size(), s.y.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!fr.drawable(s.y[i])) continue;
+      const double u = fr.px(s.x[i]), v = fr.py(s.y[i]);
+      covered += inside(u, v);
+      if (i < s.y_upper.size() && fr.drawable(s.y_upper[i]))
+        covered += inside(u, fr.py(s.y_upper[i]));
+      if (s.type == series::kind::line && i + 1 < n && fr.drawable(s.y[i + 1]))
+        covered += segment_meets_box(u, v, fr.px(s.x[i + 1]), fr.py(s.y[i + 1]), x0, x1, y0, y1);
+    }
+  }
+  return covered;
+}
+
+// The corner for a bw × bh legend that hides the fewest data marks: top right, top left, bottom
+// right, bottom left, the first of the emptiest. Returns it and the box's top-left pixel.
+std::pair<corner, std::pair<double, double>> legend_box(const figure& f, const plot_frame& fr,
+                                                        double bw, double bh) {
+  const double xs[2] = {fr.W - fr.right - bw - 8, fr.left + 8};
+  const double ys[2] = {fr.top + 8, fr.H - fr.bottom - bh - 8};
+  std::pair<corner, std::pair<double, double>> best{corner::top_right, {xs[0], ys[0]}};
+  std::size_t fewest = std::numeric_limits<std::size_t>::max();
+  for (int c = 0; c < 4; ++c) {
+    const double bx = xs[c % 2], by = ys[c / 2];
+    const std::size_t covered = marks_covered(f, fr, bx, by, bw, bh);
+    if (covered < fewest) fewest = covered, best = {static_cast<corner>(c), {bx, by}};
+  }
+  return best;
+}
+
+// The legend's size in pixels for the labelled series (0 × 0 when none is labelled).
+std::pair<double, double> legend_size(cairo_t* cr, const figure& f) {
+  std::size_t count = 0;
+  double wmax = 0;
+  cairo_set_font_size(cr, 12);
+  for (const auto& s : f.data) {
+    if (s.label.empty()) continue;
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, s.label.c_str(), &e);
+    wmax = std::max(wmax, e.x_advance);
+    ++count;
+  }
+  if (count == 0) return {0, 0};
+  return {wmax + 48, 20.0 * double(count) + 8};
+}
+
+// A legend of the labelled series, in the corner where it hides the least data.
+void draw_legend(cairo_t* cr, const figure& f, const plot_frame& fr) {
   std::vector<const series*> labelled;
   for (const auto& s : f.data)
     if (!s.label.empty()) labelled.push_back(&s);
   if (labelled.empty()) return;
-  cairo_set_font_size(cr, 12);
-  double wmax = 0;
-  for (const auto* s : labelled) {
-    cairo_text_extents_t e;
-    cairo_text_extents(cr, s->label.c_str(), &e);
-    wmax = std::max(wmax, e.x_advance);
-  }
-  const double bw = wmax + 48, bh = 20.0 * double(labelled.size()) + 8;
-  const double bx = W - right - bw - 8, by = top + 8;
+  const auto [bw, bh] = legend_size(cr, f);
+  const auto [bx, by] = legend_box(f, fr, bw, bh).second;
   cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
   cairo_rectangle(cr, bx, by, bw, bh);
   cairo_fill_preserve(cr);
@@ -230,8 +283,56 @@ void draw(cairo_t* cr, const figure& f) {
       cairo_fill(cr);
     }
     cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-    text(s->label, bx + 38, yy, 0.0, 0.5, 12);
+    put_text(cr, s->label, bx + 38, yy, 0.0, 0.5, 12);
   }
+}
+
+void draw(cairo_t* cr, const figure& f) {
+  const plot_frame fr = frame_of(f);
+  const double W = fr.W, H = fr.H, left = fr.left, right = fr.right, top = fr.top,
+               bottom = fr.bottom;
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  auto text = [&](const std::string& s, double x, double y, double ax, double ay, double size) {
+    put_text(cr, s, x, y, ax, ay, size);
+  };
+
+  // Grid and ticks.
+  cairo_set_line_width(cr, 1);
+  const range& xr = fr.xr;
+  const range& yr = fr.yr;
+  const auto yt = f.log_y ? axis_ticks(std::pow(10.0, yr.lo), std::pow(10.0, yr.hi), true, 6)
+                          : axis_ticks(yr.lo, yr.hi, false, 6);
+  const auto xt = f.log_x ? axis_ticks(std::pow(10.0, xr.lo), std::pow(10.0, xr.hi), true, 8)
+                          : axis_ticks(xr.lo, xr.hi, false, 8);
+  cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+  for (double v : yt) cairo_move_to(cr, left, fr.py(v)), cairo_line_to(cr, W - right, fr.py(v));
+  for (double v : xt) cairo_move_to(cr, fr.px(v), top), cairo_line_to(cr, fr.px(v), H - bottom);
+  cairo_stroke(cr);
+  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  for (double v : yt) text(tick_label(v), left - 8, fr.py(v), 1.0, 0.5, 12);
+  for (double v : xt) text(tick_label(v), fr.px(v), H - bottom + 8, 0.5, 0.0, 12);
+
+  cairo_save(cr);
+  cairo_rectangle(cr, left, top, W - left - right, H - top - bottom);
+  cairo_clip(cr);
+  for (const auto& s : f.data) draw_series(cr, fr, s);
+  cairo_restore(cr);
+
+  // Frame, labels, title, legend.
+  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  cairo_set_line_width(cr, 1.2);
+  cairo_rectangle(cr, left, top, W - left - right, H - top - bottom);
+  cairo_stroke(cr);
+  text(f.xlabel, left + (W - left - right) / 2, H - 14, 0.5, 1.0, 14);
+  cairo_save(cr);
+  cairo_translate(cr, 18, top + (H - top - bottom) / 2);
+  cairo_rotate(cr, -M_PI / 2);
+  text(f.ylabel, 0, 0, 0.5, 0.5, 14);
+  cairo_restore(cr);
+  if (!f.title.empty()) text(f.title, W / 2, 16, 0.5, 0.0, 16);
+  draw_legend(cr, f, fr);
 }
 
 // Viridis, sampled at 9 points and interpolated linearly.
@@ -388,6 +489,16 @@ std::string render_grid(const std::vector<heatmap>& panels, int columns, const s
 std::string render_grid_for_path(const std::vector<heatmap>& panels, int columns,
                                  const std::string& title, const std::string& path) {
   return render_grid(panels, columns, title, format_for(path));
+}
+
+corner legend_corner(const figure& f) {
+  cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
+  cairo_t* cr = cairo_create(surface);
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  const auto [bw, bh] = legend_size(cr, f);
+  cairo_destroy(cr);
+  cairo_surface_destroy(surface);
+  return legend_box(f, frame_of(f), bw, bh).first;
 }
 
 std::string render(const figure& f, image_format fmt) {

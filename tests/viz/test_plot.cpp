@@ -64,5 +64,33 @@ TEST(Plot, LogYRendersAndSkipsNonPositiveValues) {
   EXPECT_NO_THROW((void)render(c, image_format::png));
 }
 
+// The legend goes to the corner where it hides the fewest data marks.
+TEST(Plot, LegendAvoidsTheData) {
+  figure f;
+  series pts{series::kind::points, {}, {}, {}, "data", kBlue, 3, 1};
+  for (int i = 0; i <= 100; ++i) {  // a rising line: the top left and bottom right stay empty
+    pts.x.push_back(i);
+    pts.y.push_back(i);
+  }
+  f.data.push_back(pts);
+  EXPECT_EQ(legend_corner(f), corner::top_left);
+  // A line with two vertices, neither in a corner, crossing the top right: its segment counts.
+  figure g;
+  g.data.push_back({series::kind::line, {20, 100}, {100, 100}, {}, "fit", kOrange, 2, 1});
+  g.data.push_back({series::kind::points, {0}, {0}, {}, "", kBlue, 3, 1});
+  EXPECT_EQ(legend_corner(g), corner::top_left);
+  // Data only along the bottom: the default, top right.
+  figure h;
+  h.data.push_back({series::kind::line, {0, 50, 100}, {0, 0.1, 0}, {}, "flat", kGreen, 2, 1});
+  h.data.push_back({series::kind::points, {0}, {10}, {}, "", kBlue, 3, 1});
+  EXPECT_EQ(legend_corner(h), corner::top_right);
+  // Every corner full: the first of the emptiest, and a figure without labels still renders.
+  figure e;
+  e.data.push_back(
+      {series::kind::points, {0, 0, 100, 100, 100}, {0, 100, 0, 100, 100}, {}, "p", kBlue, 3, 1});
+  EXPECT_EQ(legend_corner(e), corner::top_left);
+  EXPECT_FALSE(render(e, image_format::svg).empty());
+}
+
 }  // namespace
 }  // namespace kf::viz

@@ -3,7 +3,8 @@
 // A figure is data: a title, axis labels, and series drawn in order — points, lines, and
 // bands (a filled region between two curves, e.g. a confidence band), and cells (filled
 // rectangles on a grid, e.g. a classifier's decision regions). Axes get "nice" ticks
-// (1, 2, 5 × 10^k; decades on a log axis), a light grid, and a legend of the labelled series.
+// (1, 2, 5 × 10^k; decades on a log axis), a light grid, and a legend of the labelled series in
+// the corner of the plot where it hides the fewest data marks.
 // Output bytes are produced in memory; save() writes them atomically by extension (.svg, .png).
 #pragma once
 
@@ -60,6 +61,10 @@ enum class image_format { svg, png };
 std::vector<double> axis_ticks(double lo, double hi, bool log, int target);
 
 std::string render(const figure& f, image_format fmt);
+// Where render() puts the legend: the first of top right, top left, bottom right, bottom left
+// whose box covers the fewest points, line vertices and band edges.
+enum class corner { top_right, top_left, bottom_right, bottom_left };
+corner legend_corner(const figure& f);
 std::string render(const heatmap& h, image_format fmt);
 std::string render_for_path(const heatmap& h, const std::string& path);
 // Several heatmaps in a grid of `columns` panels (e.g. every layer × head), under one title.
