@@ -118,12 +118,18 @@ TEST(LayerGrad, ActivationsAndDropout) {
   matrix<double> x = random_matrix<double>(6, 7, 6), y(6, 7);
   d.forward(y.view(), x.cview(), c, &rng);  // fixes the mask
   const auto keep = c.keep;
+  // The library's forward itself, its generator re-seeded on every call so each finite
+  // difference sees the mask the backward pass uses.
   grad_check g{
       [&](P&, auto& in, auto& yy) {
-        for (index i = 0; i < in[0].size(); ++i)
-          yy.data()[i] = keep[static_cast<std::size_t>(i)] ? in[0].data()[i] / 0.7 : 0.0;
+        std::mt19937_64 same(5);
+        dropout::cache cc;
+        d.forward(yy.view(), in[0].cview(), cc, &same);
+        ASSERT_EQ(cc.keep, keep);
       },
       [&](P&, auto&, auto& din, const auto& dy) { d.backward(din[0].view(), dy.cview(), c); }};
+  for (index i = 0; i < x.size(); ++i)  // kept elements scaled by 1/(1 − rate), the rest zero
+    EXPECT_DOUBLE_EQ(y.data()[i], keep[static_cast<std::size_t>(i)] ? x.data()[i] / 0.7 : 0.0);
   g.run(p, {x}, 6, 7, "dropout");
   index kept = 0;
   for (auto k : keep) kept += k;

@@ -91,7 +91,7 @@ TEST(KdeNormalization, EveryDensityKernelIntegratesToOne) {
   EXPECT_THROW(kernel_integral_1d(kernel_uniform{}), std::invalid_argument);
 }
 
-TEST(KdeMultivariate, GaussianProductDensity) {
+TEST(KdeMultivariate, GaussianProductDensityAndRadialKernelsAgainstTheSum) {
   const matrix<double> x(1, 2, {0.0, 0.0}), at(1, 2, {0.5, -1.0});
   const auto fit =
       kde_fit_data(kernel_gaussian{}, x.cview(), bandwidth_criterion::fixed, {0.5, 2.0});
@@ -101,6 +101,29 @@ TEST(KdeMultivariate, GaussianProductDensity) {
   const auto ep =
       kde_fit_data(kernel_epanechnikov{}, x.cview(), bandwidth_criterion::fixed, {1.0, 2.0});
   EXPECT_NEAR(kde_evaluate(ep, at.cview())[0], (1 - (0.25 + 0.25)) / (M_PI / 2 * 1.0 * 2.0), 1e-14);
+  // Several points, several evaluation points (inside, on the support's edge, far away): the
+  // density equals the sum written out, (1 / (n h1 h2 c)) Σ_j K(r_j²) with c = ∫∫K.
+  const matrix<double> xs(
+      7, 2, {0.0, 0.0, 0.3, -0.2, 1.0, 1.0, -0.7, 0.4, 0.3, -0.2, 2.0, -1.0, 0.1, 0.9});
+  const matrix<double> as(5, 2, {0.0, 0.0, 0.5, 0.5, 1.0, -0.5, 1.0, 3.0, 9.0, 9.0});
+  const double h1 = 0.8, h2 = 1.3;
+  for (const bool gauss : {true, false}) {
+    SCOPED_TRACE(gauss ? "gaussian" : "epanechnikov");
+    const auto fit2 =
+        gauss
+            ? kde_fit_data(kernel_gaussian{}, xs.cview(), bandwidth_criterion::fixed, {h1, h2})
+            : kde_fit_data(kernel_epanechnikov{}, xs.cview(), bandwidth_criterion::fixed, {h1, h2});
+    const auto got = kde_evaluate(fit2, as.cview());
+    for (index a = 0; a < as.rows(); ++a) {
+      double sum = 0;
+      for (index j = 0; j < xs.rows(); ++j) {
+        const double u = (as(a, 0) - xs(j, 0)) / h1, v = (as(a, 1) - xs(j, 1)) / h2;
+        const double r2 = u * u + v * v;
+        sum += gauss ? std::exp(-0.5 * r2) / (2 * M_PI) : std::max(0.0, 1 - r2) / (M_PI / 2);
+      }
+      EXPECT_NEAR(got[static_cast<std::size_t>(a)], sum / (7 * h1 * h2), 1e-14) << "point " << a;
+    }
+  }
   const matrix<double> x3(1, 3, {0.0, 0.0, 0.0});
   EXPECT_THROW(kde_fit_data(kernel_epanechnikov{}, x3.cview(), bandwidth_criterion::fixed, {1.0}),
                std::invalid_argument);  // three or more columns: gaussian only
