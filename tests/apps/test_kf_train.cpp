@@ -89,7 +89,7 @@ TEST(KfPredict, PyTorchModelFromCsvAndNpyInputs) {
   std::vector<std::vector<double>> cols(static_cast<std::size_t>(t));
   matrix<float> x(b, t);
   for (index j = 0; j < t; ++j) {
-    names.push_back("x" + std::to_string(j));
+    names.push_back(std::string("x").append(std::to_string(j)));  // GCC 12 -O3 -Wrestrict
     for (index i = 0; i < b; ++i) {
       x(i, j) = static_cast<float>(io_arr(i, j));
       cols[static_cast<std::size_t>(j)].push_back(io_arr(i, j));
