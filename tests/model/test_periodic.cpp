@@ -43,7 +43,9 @@ TEST(Periodic, NadarayaWatsonForecasterOnSin) {
   const auto nw = nw_forecaster_fit(d);
   EXPECT_GT(nw.bandwidth, 0.0);
   const auto fc = periodic_forecast(d, [&](const std::vector<double>& w) { return nw.predict(w); });
-  EXPECT_LT(fc.mse_rollout, 1e-3);  // protocol reference: ≈ 8e-7
+  // The protocol's reference is ≈ 8e-7; a bound a few times that, not 1000× (issue 28).
+  EXPECT_LT(fc.mse_rollout, 4e-6) << "rollout MSE " << fc.mse_rollout;
+  EXPECT_GT(fc.mse_rollout, 0.0);
 }
 
 TEST(Periodic, RolloutValidatedBandwidthKeepsTheSquareWavesJumps) {
@@ -76,7 +78,7 @@ TEST(Periodic, ScaledWindowsFollowTheGrowingAmplitude) {
         .mse_rollout;
   };
   const double a = mse(plain), b = mse(scaled);
-  EXPECT_LT(b, 1e-3) << "measured 6.4e-6";
+  EXPECT_LT(b, 2e-5) << "measured 6.4e-6, got " << b;
   EXPECT_LT(b, a / 100) << a << " vs " << b;
 }
 
