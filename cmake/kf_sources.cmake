@@ -51,6 +51,8 @@ set(KF_LIBRARY_SOURCES
   src/explore/head_kernel.cpp
   src/explore/inspect.cpp
   src/text/tokenizer.cpp
+  src/viz/attention_html.cpp
+  src/viz/attention_html_page.cpp
   src/viz/plot.cpp
   src/io/npy.cpp
   src/io/csv.cpp

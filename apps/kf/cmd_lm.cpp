@@ -1,5 +1,5 @@
-// kf train lm / kf sample / kf attention — a small decoder-only language model (seed 000's
-// next-word predictor), its samples, and its attention on a sentence.
+// kf train lm / kf sample — a small decoder-only language model (seed 000's next-word
+// predictor) and its samples; load_lm (lm_load.hpp), which kf attention shares.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include "kernelformer/model/train_state.hpp"
 #include "kernelformer/text/tokenizer.hpp"
 #include "kernelformer/viz/plot.hpp"
+#include "lm_load.hpp"
 
 namespace kf::cli {
 namespace {
@@ -31,35 +32,6 @@ struct lm_options {
   std::string resume;  // a checkpoint written by --save-every
   index save_every = 0;
 };
-
-struct loaded_lm {
-  std::unique_ptr<model::token_model<float>> model;
-  text::tokenizer tok;
-  std::map<std::string, std::string> metadata;
-};
-
-loaded_lm load_lm(const std::string& path) {
-  require_extension(path, "--model", {".safetensors"});
-  loaded_lm r;
-  try {
-    // The file, its metadata and the tensor table are checked before anything is allocated.
-    const model::checkpoint ck = model::checkpoint_load(path);
-    const auto cfg = model::token_model_config::from_metadata(ck.metadata);
-    if (cfg.encoder_layers > 0)
-      throw std::runtime_error("this is an encoder-decoder model; sampling needs a language model");
-    r.tok = text::tokenizer::from_metadata(ck.metadata);
-    if (r.tok.size() != cfg.vocab)
-      throw std::runtime_error(fmt::format(
-          "the tokenizer has {} pieces but the metadata's 'vocab' is {}", r.tok.size(), cfg.vocab));
-    r.model = model::token_model_load(ck);
-    r.metadata = ck.metadata;
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw user_error(what.rfind(path + ":", 0) == 0 ? "--model " + what
-                                                    : fmt::format("--model {}: {}", path, what));
-  }
-  return r;
-}
 
 std::string read_corpus(const std::string& path) {
   std::string text;
@@ -353,92 +325,30 @@ void run_sample(const sample_options& o) {
              kernel_describe(cfg.block.kernel), how);
 }
 
-struct attention_options {
-  std::string model, text = "The cat sat on the mat.", out, csv;
-  index layer = 0, head = 0;  // 1-based; 0: all
-};
-
-std::string tick(const std::string& piece) {
-  std::string s;
-  for (char c : piece) {
-    if (c == ' ')
-      s += "\xE2\x90\xA3";  // ␣ (open box): a visible space
-    else if (c == '\n')
-      s += "\\n";
-    else if (c == '\t')
-      s += "\\t";
-    else
-      s += c;
-  }
-  return s;
-}
-
-void run_attention(const attention_options& o) {
-  if (o.out.empty()) throw user_error("--out is required (heatmap.png or heatmap.svg)");
-  require_output(o.out, "--out", {".png", ".svg"});
-  if (!o.csv.empty()) require_output(o.csv, "--csv", {".csv"});
-  loaded_lm lm = load_lm(o.model);
-  const auto& cfg = lm.model->config();
-  if (o.layer < 0 || o.layer > cfg.decoder_layers)
-    throw user_error(fmt::format("--layer {} is outside 1..{}", o.layer, cfg.decoder_layers));
-  if (o.head < 0 || o.head > cfg.block.heads)
-    throw user_error(fmt::format("--head {} is outside 1..{}", o.head, cfg.block.heads));
-  if (o.text.empty()) throw user_error("--text is empty");
-  index unknown = 0;
-  std::vector<index> ids = lm.tok.encode(o.text, &unknown);
-  if (unknown > 0)
-    fmt::print(stderr, "kf: warning: {} piece(s) of the text are not in the vocabulary (<unk>)\n",
-               unknown);
-  if (static_cast<index>(ids.size()) > cfg.context) {
-    fmt::print(stderr, "kf: warning: the text has {} tokens; keeping the last {} (the context)\n",
-               ids.size(), cfg.context);
-    ids.erase(ids.begin(), ids.end() - cfg.context);
-  }
-  std::vector<std::string> labels;
-  for (index id : ids) labels.push_back(tick(lm.tok.decode({id})));
-  model::token_input in;
-  in.t = static_cast<index>(ids.size());
-  in.tokens = ids;
-  lm.model->forward(in, {}, nullptr);
-  std::vector<viz::heatmap> panels;
-  std::string csv = "layer,head,query,key,query_token,key_token,weight\n";
-  for (index l = 1; l <= cfg.decoder_layers; ++l)
-    for (index h = 1; h <= cfg.block.heads; ++h) {
-      if ((o.layer && l != o.layer) || (o.head && h != o.head)) continue;
-      const matrix<float> w =
-          lm.model->attention_weights(model::attention_site::decoder_self, l - 1, h - 1, 0);
-      viz::heatmap hm;
-      hm.title = fmt::format("layer {}, head {}", l, h);
-      hm.xlabel = "key (attended to)";
-      hm.ylabel = "query";
-      hm.rows = static_cast<int>(w.rows());
-      hm.cols = static_cast<int>(w.cols());
-      hm.values.assign(w.values().begin(), w.values().end());
-      hm.xticks = hm.yticks = labels;
-      for (index i = 0; i < w.rows(); ++i)
-        for (index j = 0; j < w.cols(); ++j)
-          csv += fmt::format("{},{},{},{},\"{}\",\"{}\",{}\n", l, h, i, j, labels[std::size_t(i)],
-                             labels[std::size_t(j)], w(i, j));
-      panels.push_back(std::move(hm));
-    }
-  io::atomic_writer wr;
-  const std::string title =
-      fmt::format("attention on \"{}\" ({})", o.text, kernel_describe(cfg.block.kernel));
-  if (panels.size() == 1) {
-    panels[0].title = title + ", " + panels[0].title;
-    wr.stage(o.out, viz::render_for_path(panels[0], o.out));
-  } else {
-    for (auto& p : panels) p.width = 520, p.height = 480;
-    wr.stage(o.out,
-             viz::render_grid_for_path(panels, static_cast<int>(cfg.block.heads), title, o.out));
-  }
-  if (!o.csv.empty()) wr.stage(o.csv, csv);
-  wr.commit();
-  fmt::print("wrote {} ({} panel{}, {} tokens)\n", o.out, panels.size(),
-             panels.size() == 1 ? "" : "s", ids.size());
-}
-
 }  // namespace
+
+loaded_lm load_lm(const std::string& path, bool encoder_decoder) {
+  require_extension(path, "--model", {".safetensors"});
+  loaded_lm r;
+  try {
+    // The file, its metadata and the tensor table are checked before anything is allocated.
+    const model::checkpoint ck = model::checkpoint_load(path);
+    const auto cfg = model::token_model_config::from_metadata(ck.metadata);
+    if (cfg.encoder_layers > 0 && !encoder_decoder)
+      throw std::runtime_error("this is an encoder-decoder model; sampling needs a language model");
+    r.tok = text::tokenizer::from_metadata(ck.metadata);
+    if (r.tok.size() != cfg.vocab)
+      throw std::runtime_error(fmt::format(
+          "the tokenizer has {} pieces but the metadata's 'vocab' is {}", r.tok.size(), cfg.vocab));
+    r.model = model::token_model_load(ck);
+    r.metadata = ck.metadata;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw user_error(what.rfind(path + ":", 0) == 0 ? "--model " + what
+                                                    : fmt::format("--model {}: {}", path, what));
+  }
+  return r;
+}
 
 void add_train_lm(CLI::App* train) {
   auto o = std::make_shared<lm_options>();
@@ -507,23 +417,6 @@ void add_sample(CLI::App& app) {
       "  kf sample --model lm.safetensors --prompt \"Once\" --temperature 0 --no-cache  # same "
       "text");
   sub->callback([o] { run_sample(*o); });
-}
-
-void add_attention(CLI::App& app) {
-  auto o = std::make_shared<attention_options>();
-  CLI::App* sub = app.add_subcommand(
-      "attention", "Heatmaps of a language model's attention weights on a sentence");
-  sub->add_option("--model", o->model, "MODEL.safetensors from kf train lm")->required();
-  sub->add_option("--text", o->text, "the sentence")->capture_default_str();
-  sub->add_option("--layer", o->layer, "layer, from 1 (default: all layers)");
-  sub->add_option("--head", o->head, "head, from 1 (default: all heads)");
-  sub->add_option("--out", o->out, "heatmap.png | heatmap.svg")->required();
-  sub->add_option("--csv", o->csv, "also write every weight as CSV");
-  sub->footer(
-      "Examples:\n"
-      "  kf attention --model lm.safetensors --out cat.png                 # all layers x heads\n"
-      "  kf attention --model lm.safetensors --layer 2 --head 1 --out l2h1.svg");
-  sub->callback([o] { run_attention(*o); });
 }
 
 }  // namespace kf::cli

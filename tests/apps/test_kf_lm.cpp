@@ -1,8 +1,10 @@
 // End-to-end: kf train lm on a small text, then kf sample (deterministic per seed) and
-// kf attention (grid and single head, PNG/SVG/CSV); bad inputs fail with one clear line.
+// kf attention (grid and single head, PNG/SVG/CSV; --html for decoder-only and encoder-decoder
+// checkpoints); bad inputs fail with one clear line.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/lm_train.hpp"
+#include "kernelformer/model/token_model.hpp"
 #include "kernelformer/text/tokenizer.hpp"
 
 namespace kf {
@@ -123,6 +126,89 @@ TEST(KfLm, WordTokenizerSummaryMatchesTheSavedModel) {
   EXPECT_NEAR(js["val_perplexity"].get<double>(), std::exp(val_loss), 1e-6 * std::exp(val_loss));
   // Six iterations from a uniform start: the loss is still near log(vocab).
   EXPECT_NEAR(val_loss, std::log(double(tok.size())), 1.0);
+  fs::remove_all(dir);
+}
+
+// An untrained checkpoint with a character tokenizer (ENCODER_LAYERS > 0: encoder-decoder whose
+// encoder reads SRC_VOCAB pieces; 0: the tokenizer's).
+std::string write_token_model(const std::string& path, index encoder_layers, index src_vocab = 0) {
+  const auto tok =
+      text::tokenizer::train(text::tokenizer_kind::character,
+                             "the cat sat on the mat. </script> <b> & </script> the cat <b> &");
+  model::token_model_config c;
+  c.vocab = tok.size();
+  c.src_vocab = src_vocab;
+  c.context = 24;
+  c.encoder_layers = encoder_layers;
+  c.decoder_layers = 2;
+  c.block = {16, 2, 32, 0.0, nn::activation::gelu, true, kernel_exp_dot{}};
+  c.tie_weights = encoder_layers == 0;
+  model::token_model<float> m(c, 1);
+  auto md = c.to_metadata();
+  tok.to_metadata(md);
+  io::write_file_atomic(path, model::checkpoint_encode(m.params(), md));
+  return " --model " + path;
+}
+
+TEST(KfLm, AttentionHtml) {
+  const fs::path dir = fs::temp_directory_path() / ("kf_lm_html_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string d = dir.string();
+  const std::string lm = write_token_model(d + "/lm.safetensors", 0);
+  auto r = run_kf("attention" + lm + " --text \"the cat </script>\" --html " + d + "/v.html");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 attention site × 2 layers × 2 heads, 17 tokens"), std::string::npos)
+      << r.output;
+  const std::string page = io::read_file(d + "/v.html");
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  std::size_t scripts = 0;  // the data's and the code's: a token did not end one early
+  for (auto p = page.find("</script>"); p != std::string::npos; p = page.find("</script>", p + 1))
+    ++scripts;
+  EXPECT_EQ(scripts, 2u);
+  // Heatmaps and the page in one run.
+  r = run_kf("attention" + lm + " --out " + d + "/h.png --html " + d + "/both.html");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(d + "/h.png") && fs::exists(d + "/both.html"));
+  // Outputs are checked before the model is read; nothing is left behind on an error.
+  for (const auto& [args, msg] : std::vector<std::pair<std::string, std::string>>{
+           {" --html " + d + "/v.htm", "--html"},
+           {" --html " + d + "/no/such/dir/v.html", "--html"},
+           {"", "--out (heatmap.png or heatmap.svg) or --html (view.html) is required"},
+           {" --source x --html " + d + "/s.html", "--source is for encoder-decoder models"}}) {
+    r = run_kf("attention" + lm + args);
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_NE(r.output.find(msg), std::string::npos) << args << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(d + "/s.html"));
+  r = run_kf("attention --model " + d + "/missing.safetensors --html " + d + "/m.html");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_FALSE(fs::exists(d + "/m.html"));
+
+  // Encoder-decoder: three sites with --source; refused without it, with --out, or when the
+  // encoder's vocabulary is not the tokenizer's.
+  const std::string ed = write_token_model(d + "/ed.safetensors", 1);
+  r = run_kf("attention" + ed + " --text \"the mat\" --source \"the cat sat\" --html " + d +
+             "/ed.html");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("3 attention sites"), std::string::npos) << r.output;
+  const std::string edp = io::read_file(d + "/ed.html");
+  for (const char* id : {"encoder_self", "decoder_self", "decoder_cross"})
+    EXPECT_NE(edp.find(id), std::string::npos) << id;
+  r = run_kf("attention" + ed + " --html " + d + "/ed2.html");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("--source is required"), std::string::npos) << r.output;
+  r = run_kf("attention" + ed + " --source x --out " + d + "/ed.png");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("use --html alone"), std::string::npos) << r.output;
+  const std::string ed9 = write_token_model(d + "/ed9.safetensors", 1, 9);
+  r = run_kf("attention" + ed9 + " --source x --html " + d + "/ed9.html");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("the encoder's vocabulary (9) is not the tokenizer's"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_FALSE(fs::exists(d + "/ed2.html") || fs::exists(d + "/ed.png") ||
+               fs::exists(d + "/ed9.html"));
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,272 @@
+#!/usr/bin/env node
+// End-to-end test of `kf attention --html` (viz/attention_html.hpp) in a real headless Chromium
+// driven by playwright-core (resolved from web/node_modules):
+//
+//   KF_EXE=build/dev/kf KF_TEST_OUT=DIR node tests/web/attention.test.mjs
+//
+// It trains a tiny character model on a corpus full of markup ("</script>", "<b>", "&"), writes
+// the page for a text made of those characters and the same model's `kf inspect --csv`, opens
+// the file with every network request refused, and checks: no console or page errors and no
+// request but the file; the token labels (markup included) spell the text; the model view has
+// layers × heads thumbnails, all drawn; a click on one selects it in the head view; hovering a
+// query (or key) token draws one line per positive weight of its row (column), opacity = the
+// embedded weight, for one head and for all heads (one colour per head); the head-as-kernel
+// numbers shown equal kf inspect's CSV. Prints one line per check and "attention: N passed, M
+// failed"; exits 0 only when every check passed (2 on a setup error).
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { Fatal, assert, check, results } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../..');
+const TEXT = '</script><b>cat & mat';
+const CORPUS_LINE = 'the cat sat on the mat. </script> <b>bold</b> & <i>it</i> a < b > c\n';
+
+function kf(exe, args) {
+  return execFileSync(exe, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+                                   env: { ...process.env, OMP_NUM_THREADS: '1' } });
+}
+
+function readCsv(file) {
+  const [head, ...rows] = fs.readFileSync(file, 'utf8').trim().split('\n');
+  const names = head.split(',');
+  return rows.map((r) => Object.fromEntries(r.split(',').map((v, i) => [names[i], v])));
+}
+
+const close = (a, b, rel = 1e-12) => Math.abs(a - b) <= rel * Math.max(1, Math.abs(b));
+
+// The lines the head view shows for query (or key) token `index` of layer/heads in data.
+function expectedLines(s, layer, heads, side, index) {
+  const want = [];
+  for (const h of heads)
+    for (let i = 0; i < s.queries.length; ++i)
+      for (let j = 0; j < s.keys.length; ++j) {
+        const v = s.weights[layer][h][i][j];
+        if (v > 0 && (side === 'query' ? i === index : j === index)) want.push({ h, i, j, v });
+      }
+  return want;
+}
+
+async function shownLines(page) {
+  return page.$$eval('#lines line', (ls) => ls.map((l) => ({
+    h: Number(l.dataset.head) - 1, i: Number(l.dataset.query), j: Number(l.dataset.key),
+    v: Number(l.dataset.weight), opacity: Number(l.getAttribute('stroke-opacity')),
+    stroke: l.getAttribute('stroke') })));
+}
+
+function compareLines(shown, want) {
+  assert(shown.length === want.length, `${shown.length} lines drawn, ${want.length} positive weights`);
+  const key = (x) => `${x.h} ${x.i} ${x.j}`;
+  const byKey = new Map(shown.map((x) => [key(x), x]));
+  for (const w of want) {
+    const x = byKey.get(key(w));
+    assert(x, `no line for head ${w.h + 1}, query ${w.i}, key ${w.j}`);
+    assert(close(x.v, w.v, 1e-9) && close(x.opacity, w.v, 1e-6),
+           `head ${w.h + 1} ${w.i}→${w.j}: weight ${x.v}, opacity ${x.opacity}, data ${w.v}`);
+  }
+}
+
+async function hover(page, side, index) {
+  await page.mouse.move(0, 0);
+  await page.hover(`#head-view .token.${side}[data-index="${index}"]`);
+}
+
+async function headViewChecks(page, data, out) {
+  const s = data.sites[0];
+  await check('the token labels spell the text, markup included', async () => {
+    const q = await page.$$eval('#head-view .token.query text', (ts) => ts.map((t) => t.textContent));
+    const k = await page.$$eval('#head-view .token.key text', (ts) => ts.map((t) => t.textContent));
+    assert(JSON.stringify(q) === JSON.stringify(s.queries) && JSON.stringify(k) === JSON.stringify(s.keys),
+           `labels ${JSON.stringify(q)} vs data ${JSON.stringify(s.queries)}`);
+    const spelled = q.join('').replaceAll('\u2423', ' ');
+    assert(spelled === TEXT, `the labels spell ${JSON.stringify(spelled)}`);
+    return `${q.length} tokens: ${JSON.stringify(spelled)}`;
+  });
+  await check('the model view has layers × heads thumbnails, each drawn', async () => {
+    const thumbs = await page.$$eval('#model-view .thumb', (fs_) => fs_.map((f) => {
+      const c = f.querySelector('canvas');
+      const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let dark = 0;
+      for (let p = 0; p < px.length; p += 4) if (px[p] < 200) ++dark;
+      return { layer: f.dataset.layer, head: f.dataset.head, dark, w: c.width };
+    }));
+    assert(thumbs.length === s.layers * s.heads, `${thumbs.length} thumbnails for ${s.layers}×${s.heads}`);
+    const blank = thumbs.filter((t) => t.dark === 0);
+    assert(blank.length === 0, `${blank.length} blank thumbnails`);
+    return `${thumbs.length} thumbnails (${s.layers} layers × ${s.heads} heads)`;
+  });
+  const L = s.layers - 1, H = s.heads - 1;
+  await check(`a click on thumbnail layer ${L + 1}, head ${H + 1} selects it in the head view`, async () => {
+    await page.click(`#model-view .thumb[data-layer="${L + 1}"][data-head="${H + 1}"]`);
+    const d = await page.$eval('#head-view', (e) => ({ ...e.dataset }));
+    assert(d.layer === String(L + 1) && d.head === String(H + 1), `head view shows ${JSON.stringify(d)}`);
+    assert((await page.inputValue('#layer')) === String(L) && (await page.inputValue('#head')) === String(H),
+           'the layer/head controls did not follow');
+    const sel = await page.$$eval('.thumb.selected', (fs_) => fs_.map((f) => `${f.dataset.layer}/${f.dataset.head}`));
+    assert(sel.length === 1 && sel[0] === `${L + 1}/${H + 1}`, `selected thumbnails ${sel}`);
+    return `head view on layer ${d.layer}, head ${d.head}`;
+  });
+  const last = s.queries.length - 1;
+  await check('hovering a query token draws a line per positive weight, opacity = weight', async () => {
+    let n = 0;
+    for (const i of [0, Math.floor(last / 2), last]) {
+      await hover(page, 'query', i);
+      compareLines(await shownLines(page), expectedLines(s, L, [H], 'query', i));
+      n += (await shownLines(page)).length;
+    }
+    await page.screenshot({ path: path.join(out, 'attention_head.png'), fullPage: true });
+    return `queries 0, ${Math.floor(last / 2)}, ${last}: ${n} lines matching the embedded weights`;
+  });
+  await check('hovering a key token draws the lines into it', async () => {
+    await hover(page, 'key', 0);
+    const want = expectedLines(s, L, [H], 'key', 0);
+    compareLines(await shownLines(page), want);
+    return `${want.length} lines into key 0`;
+  });
+  await check('all heads: one colour per head, every head\'s lines', async () => {
+    await page.selectOption('#head', { value: '-1' });
+    await hover(page, 'query', last);
+    const shown = await shownLines(page);
+    compareLines(shown, expectedLines(s, L, [...Array(s.heads).keys()], 'query', last));
+    const colours = new Set(shown.map((x) => `${x.h}:${x.stroke}`));
+    const strokes = new Set(shown.map((x) => x.stroke));
+    assert(colours.size === s.heads && strokes.size === s.heads, `colours ${[...colours]}`);
+    await page.screenshot({ path: path.join(out, 'attention_all_heads.png'), fullPage: true });
+    return `${shown.length} lines in ${strokes.size} colours`;
+  });
+  await check('a click pins a token: its lines stay after the mouse leaves', async () => {
+    await page.selectOption('#head', { value: '0' });
+    await page.click(`#head-view .token.query[data-index="${last}"]`);
+    await page.mouse.move(0, 0);
+    compareLines(await shownLines(page), expectedLines(s, L, [0], 'query', last));
+    return `query ${last} pinned`;
+  });
+}
+
+async function numbersChecks(page, data, csvRows) {
+  await check('the head-as-kernel numbers equal kf inspect --csv', async () => {
+    const s = data.sites[0];
+    assert(csvRows.length === s.layers * s.heads, `${csvRows.length} CSV rows`);
+    let compared = 0;
+    for (let l = 0; l < s.layers; ++l) {
+      await page.selectOption('#layer', { value: String(l) });
+      const rows = await page.$$eval('#head-numbers tbody tr', (trs) => trs.map((tr) => ({
+        ...tr.dataset, cells: [...tr.cells].map((c) => c.textContent) })));
+      assert(rows.length === s.heads, `layer ${l + 1}: ${rows.length} rows`);
+      for (const r of rows) {
+        const c = csvRows.find((x) => x.layer === r.layer && x.head === r.head);
+        assert(r.layer === String(l + 1), `layer ${l + 1} selected, the table shows layer ${r.layer}`);
+        assert(c, `no CSV row for layer ${r.layer}, head ${r.head}`);
+        assert(r.shape === c.shape && r.cells[1] === c.shape, `L${r.layer}H${r.head}: shape ${r.shape} vs ${c.shape}`);
+        for (const k of ['bandwidth', 'offset', 'r2', 'df'])
+          assert(close(Number(r[k]), Number(c[k])), `L${r.layer}H${r.head}: ${k} ${r[k]} vs CSV ${c[k]}`);
+        assert(r.cells[4] === Number(c.r2).toFixed(4) && r.cells[5] === Number(c.df).toFixed(2),
+               `L${r.layer}H${r.head}: shown R² ${r.cells[4]}, df ${r.cells[5]}; CSV ${c.r2}, ${c.df}`);
+        ++compared;
+      }
+    }
+    return `${compared} heads: shape, bandwidth, offset, R², df`;
+  });
+}
+
+async function run(kfExe, out) {
+  const require = createRequire(path.join(repoRoot, 'web', 'package.json'));
+  let chromium;
+  try {
+    ({ chromium } = require('playwright-core'));
+  } catch (e) {
+    console.error(`attention.test: playwright-core not found under web/node_modules: run \`npm ci --prefix web\` (${e.message})`);
+    return 2;
+  }
+  const executablePath = process.env.KF_CHROMIUM || '/usr/bin/chromium';
+  if (!fs.existsSync(executablePath)) {
+    console.error(`attention.test: no Chromium at ${executablePath}`);
+    return 2;
+  }
+  const model = path.join(out, 'markup_lm.safetensors'), html = path.join(out, 'attention.html');
+  const csv = path.join(out, 'heads.csv'), corpus = path.join(out, 'markup.txt');
+  await check('kf trains a tiny model, writes the page and kf inspect\'s CSV', async () => {
+    fs.writeFileSync(corpus, CORPUS_LINE.repeat(60));
+    kf(kfExe, ['train', 'lm', '--corpus', corpus, '--config', 'tiny', '--iters', '5', '--save', model, '--quiet']);
+    for (const f of [html, csv]) fs.rmSync(f, { force: true });
+    const said = kf(kfExe, ['attention', '--model', model, '--text', TEXT, '--html', html]);
+    kf(kfExe, ['inspect', model, '--text', TEXT, '--csv', csv, '--quiet']);
+    return said.trim();
+  }, { fatal: true });
+  const csvRows = readCsv(csv);
+
+  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'], headless: true });
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const fileUrl = pathToFileURL(html).href;
+    const requests = [];
+    await context.route('**/*', (r) => {
+      requests.push(r.request().url());
+      return r.request().url() === fileUrl ? r.continue() : r.abort();
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    let data;
+    await check('the page opens from the file, builds both views, fetches nothing else', async () => {
+      await page.goto(fileUrl, { waitUntil: 'load' });
+      await page.waitForSelector('body[data-ready="true"]');
+      data = await page.evaluate(() => JSON.parse(document.getElementById('attention-data').textContent));
+      const others = requests.filter((u) => u !== fileUrl);
+      assert(others.length === 0, `requests: ${others.join(', ')}`);
+      const s = data.sites[0];
+      assert(data.sites.length === 1 && s.id === 'decoder_self', `sites ${data.sites.map((x) => x.id)}`);
+      assert(s.weights.length === s.layers && s.weights.every((l) => l.length === s.heads &&
+             l.every((h) => h.length === s.queries.length && h.every((r) => r.length === s.keys.length))),
+             'the weights are not [layers][heads][queries][keys]');
+      return `${s.layers} layers × ${s.heads} heads, ${s.queries.length} tokens`;
+    }, { fatal: true });
+    await headViewChecks(page, data, out);
+    await numbersChecks(page, data, csvRows);
+    await check('no uncaught page errors or console errors', async () => {
+      assert(errors.length === 0, errors.slice(0, 3).join(' | '));
+    });
+  } finally {
+    await browser.close();
+  }
+  return 0;
+}
+
+async function main() {
+  const kfExe = process.env.KF_EXE;
+  if (!kfExe) {
+    console.error('usage: KF_EXE=path/to/kf [KF_TEST_OUT=DIR] node tests/web/attention.test.mjs');
+    process.exit(2);
+  }
+  const out = path.resolve(process.env.KF_TEST_OUT || fs.mkdtempSync(path.join(os.tmpdir(), 'kf-attention-test-')));
+  fs.mkdirSync(out, { recursive: true });
+  const watchdog = setTimeout(() => {
+    console.log('FAIL the whole test took over 120 s');
+    process.exit(1);
+  }, 120_000);
+  let code = 1;
+  try {
+    code = await run(kfExe, out);
+  } catch (e) {
+    if (!(e instanceof Fatal)) {
+      results.push({ name: 'test harness', ok: false });
+      console.log(`FAIL test harness: ${e && e.stack ? e.stack : e}`);
+    } else console.log(`attention: stopping early: ${e.message}`);
+  }
+  clearTimeout(watchdog);
+  if (code === 2) process.exit(2);
+  const passed = results.filter((r) => r.ok).length;
+  console.log(`attention: output in ${out}`);
+  console.log(`attention: ${passed} passed, ${results.length - passed} failed`);
+  process.exit(results.length > passed || code !== 0 || passed === 0 ? 1 : 0);
+}
+
+main();
