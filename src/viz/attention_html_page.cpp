@@ -34,7 +34,7 @@ th:first-child, td:first-child { text-align: left; }
 #head-numbers tbody tr { cursor: pointer; }
 #head-numbers tbody tr.selected { background: #e8f0fe; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; border-radius: 2px; }
-#model-view { display: grid; gap: 10px; align-items: start; }
+#model-view { display: grid; gap: 10px; align-items: start; justify-content: start; }
 .layer-label { font-weight: 600; align-self: center; }
 .thumb { margin: 0; cursor: pointer; border: 2px solid transparent; padding: 2px; }
 .thumb.selected { border-color: #1f77b4; }
