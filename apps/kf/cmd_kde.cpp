@@ -182,14 +182,8 @@ void run(const kde_options& o) {
   js["route"] = kde_route_name(fit);
   js["seconds"] = seconds;
   js["peak_rss_mib"] = peak_rss_mib();  // read (the data), fit (bandwidth and criterion), evaluate
-  if (dist::size() > 1) {
-    // What rank 0 handed to MPI (grids, criterion sums, partial states) and its time inside MPI.
-    const dist::comm_stats cs = dist::stats();
-    js["mpi"] = {{"ranks", dist::size()},
-                 {"bytes", cs.bytes},
-                 {"seconds_in_mpi", cs.seconds},
-                 {"calls", cs.calls}};
-  }
+  // What rank 0 handed to MPI (grids, criterion sums, partial states) and its time inside MPI.
+  add_mpi_summary(js);
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
   if (!o.plot.empty()) {
     viz::figure f;

@@ -203,14 +203,8 @@ void run_train(const lm_options& o) {
   js["val_perplexity"] = std::exp(last.val_loss);
   js["train_seconds"] = tr.seconds;
   js["tokens_per_second"] = tr.tokens_per_second;
-  if (dist::size() > 1) {
-    // What this rank handed to MPI (its gradient all-reduces) and the wall time inside MPI.
-    const dist::comm_stats cs = dist::stats();
-    js["mpi"] = {{"ranks", dist::size()},
-                 {"bytes", cs.bytes},
-                 {"seconds_in_mpi", cs.seconds},
-                 {"calls", cs.calls}};
-  }
+  // What this rank handed to MPI (its gradient all-reduces) and the wall time inside MPI.
+  add_mpi_summary(js);
   for (const auto& ev : tr.evals)
     js["evals"].push_back({{"iter", ev.iter},
                            {"train_loss", ev.train_loss},

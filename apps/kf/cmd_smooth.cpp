@@ -275,14 +275,8 @@ void run(const smooth_options& o) {
   js["seconds"] = seconds;
   js["peak_rss_mib"] = peak_rss_mib();  // read (the data), fit (parameter, criteria), predict
   js["route"] = regression_route(fit.spec, fit.x.rows(), fit.x.cols());
-  if (dist::size() > 1) {
-    // What rank 0 handed to MPI (grids, criterion sums, partial states) and its time inside MPI.
-    const dist::comm_stats cs = dist::stats();
-    js["mpi"] = {{"ranks", dist::size()},
-                 {"bytes", cs.bytes},
-                 {"seconds_in_mpi", cs.seconds},
-                 {"calls", cs.calls}};
-  }
+  // What rank 0 handed to MPI (grids, criterion sums, partial states) and its time inside MPI.
+  add_mpi_summary(js);
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
   if (!o.plot.empty()) {
     viz::figure f;

@@ -177,14 +177,8 @@ void run(const periodic_options& o) {
   js["test_mse_teacher_forced"] = fc.mse_teacher_forced;
   js["epoch_seconds_median"] = median;
   js["train_seconds"] = tr.train_seconds;
-  if (dist::size() > 1) {
-    // What this rank handed to MPI (its gradient all-reduces) and the wall time inside MPI.
-    const dist::comm_stats cs = dist::stats();
-    js["mpi"] = {{"ranks", dist::size()},
-                 {"bytes", cs.bytes},
-                 {"seconds_in_mpi", cs.seconds},
-                 {"calls", cs.calls}};
-  }
+  // What this rank handed to MPI (its gradient all-reduces) and the wall time inside MPI.
+  add_mpi_summary(js);
 
   io::atomic_writer w;
   if (!o.out.empty()) make_output_dir(o.out, "--out");

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/csv.hpp"
@@ -296,6 +297,15 @@ std::string criterion_csv(const std::vector<criterion_point>& curve) {
   for (const auto& p : curve)
     csv += fmt::format("{},{},{}\n", p.scale, fmt::join(p.bandwidth, ";"), p.value);
   return csv;
+}
+
+void add_mpi_summary(nlohmann::json& js) {
+  if (dist::size() <= 1) return;
+  const dist::comm_stats cs = dist::stats();
+  js["mpi"] = {{"ranks", dist::size()},
+               {"bytes", cs.bytes},
+               {"seconds_in_mpi", cs.seconds},
+               {"calls", cs.calls}};
 }
 
 matrix<double> read_points(const std::string& path, const std::vector<std::string>& xcols) {

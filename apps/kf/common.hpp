@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -131,6 +132,10 @@ class stopwatch {
  private:
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
+
+// Under mpirun (more than one rank): the summary's "mpi" block — ranks, bytes this rank handed to
+// MPI, seconds inside MPI, calls. Alone: nothing.
+void add_mpi_summary(nlohmann::json& js);
 
 // This process's peak resident memory so far, in MiB (the summaries' "peak_rss_mib").
 double peak_rss_mib();
