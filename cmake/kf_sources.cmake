@@ -36,12 +36,12 @@ set(KF_LIBRARY_SOURCES
   src/nn/embedding.cpp
   src/nn/attention.cpp
   src/nn/mlp.cpp
-  src/nn/block.cpp
+  src/nn/transformer_layer.cpp
   src/nn/lm_head.cpp
   src/optim/adamw.cpp
-  src/model/transformer.cpp
+  src/model/sequence_regressor.cpp
   src/model/checkpoint.cpp
-  src/model/periodic.cpp
+  src/model/periodic_experiment.cpp
   src/model/token_model.cpp
   src/model/generation.cpp
   src/model/lm_train.cpp

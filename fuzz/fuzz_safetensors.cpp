@@ -9,8 +9,8 @@
 
 #include "fuzz_common.hpp"
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/sequence_regressor.hpp"
 #include "kernelformer/model/token_model.hpp"
-#include "kernelformer/model/transformer.hpp"
 #include "kernelformer/text/tokenizer.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 #include "common.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/lm_train.hpp"
-#include "kernelformer/model/periodic.hpp"
+#include "kernelformer/model/periodic_experiment.hpp"
 #include "kernelformer/text/tokenizer.hpp"
 #include "periodic_outputs.hpp"
 

@@ -6,7 +6,7 @@
 #include "common.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
-#include "kernelformer/model/transformer.hpp"
+#include "kernelformer/model/sequence_regressor.hpp"
 
 namespace kf::cli {
 namespace {

@@ -23,7 +23,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/masks.hpp"
 #include "kernelformer/model/lm_train.hpp"
-#include "kernelformer/model/periodic.hpp"
+#include "kernelformer/model/periodic_experiment.hpp"
 #include "kernelformer/nn/layer_norm.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "kernelformer/smooth.hpp"

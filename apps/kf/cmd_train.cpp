@@ -12,7 +12,7 @@
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
-#include "kernelformer/model/periodic.hpp"
+#include "kernelformer/model/periodic_experiment.hpp"
 #include "kernelformer/model/train_state.hpp"
 #include "kernelformer/viz/plot.hpp"
 #include "periodic_outputs.hpp"

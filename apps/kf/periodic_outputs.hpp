@@ -6,7 +6,7 @@
 #include <string>
 
 #include "kernelformer/io/atomic_file.hpp"
-#include "kernelformer/model/periodic.hpp"
+#include "kernelformer/model/periodic_experiment.hpp"
 
 namespace kf::cli {
 

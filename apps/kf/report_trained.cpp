@@ -14,7 +14,7 @@
 #include "kernelformer/explore/head_kernel.hpp"
 #include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/lm_train.hpp"
-#include "kernelformer/model/periodic.hpp"
+#include "kernelformer/model/periodic_experiment.hpp"
 #include "kernelformer/model/token_model.hpp"
 #include "kernelformer/text/tokenizer.hpp"
 #include "report_page.hpp"
@@ -49,7 +49,7 @@ spread spread_of(std::vector<double> v) {
   return {v[v.size() / 2], v.front(), v.back()};
 }
 
-// The two settings of the code configuration (model/periodic.hpp; docs/nn.md).
+// The two settings of the code configuration (model/periodic_experiment.hpp; docs/nn.md).
 struct periodic_setting {
   const char* name;
   index batch;

@@ -11,8 +11,8 @@
 #include <stdexcept>
 
 #include "detail/blas.hpp"
-#include "detail/elementwise.hpp"
 #include "kernelformer/smooth.hpp"
+#include "nn/elementwise.hpp"
 
 namespace kf::model {
 

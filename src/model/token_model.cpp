@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "kernelformer/model/checkpoint.hpp"
-#include "kernelformer/model/transformer.hpp"
+#include "kernelformer/model/sequence_regressor.hpp"
 
 namespace kf::model {
 namespace {

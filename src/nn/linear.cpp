@@ -1,7 +1,7 @@
 #include "kernelformer/nn/linear.hpp"
 
 #include "detail/blas.hpp"
-#include "detail/elementwise.hpp"
+#include "nn/elementwise.hpp"
 
 namespace kf::nn {
 

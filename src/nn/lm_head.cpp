@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "detail/blas.hpp"
-#include "detail/elementwise.hpp"
+#include "nn/elementwise.hpp"
 
 namespace kf::nn {
 

@@ -1,6 +1,6 @@
 #include "kernelformer/nn/mlp.hpp"
 
-#include "detail/elementwise.hpp"
+#include "nn/elementwise.hpp"
 
 namespace kf::nn {
 

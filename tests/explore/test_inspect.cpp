@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernelformer/masks.hpp"
-#include "kernelformer/model/periodic.hpp"
+#include "kernelformer/model/periodic_experiment.hpp"
 #include "kernelformer/smooth.hpp"
 
 namespace kf {

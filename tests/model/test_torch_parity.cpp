@@ -8,8 +8,8 @@
 
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/sequence_regressor.hpp"
 #include "kernelformer/model/token_model.hpp"
-#include "kernelformer/model/transformer.hpp"
 #include "kernelformer/optim/adamw.hpp"
 
 namespace kf::model {

@@ -11,13 +11,13 @@
 
 #include "kernelformer/nn/activation.hpp"
 #include "kernelformer/nn/attention.hpp"
-#include "kernelformer/nn/block.hpp"
 #include "kernelformer/nn/dropout.hpp"
 #include "kernelformer/nn/embedding.hpp"
 #include "kernelformer/nn/layer_norm.hpp"
 #include "kernelformer/nn/linear.hpp"
 #include "kernelformer/nn/lm_head.hpp"
 #include "kernelformer/nn/mlp.hpp"
+#include "kernelformer/nn/transformer_layer.hpp"
 #include "test_util.hpp"
 
 namespace kf::nn {

@@ -7,7 +7,7 @@
 // number of "free parameters" the head spends: T for a head that copies each position, 1 for one
 // that averages all of them, about T · K(0)/Σ_j K for a local kernel of bandwidth h (it falls as h
 // grows), and below 1, down to 0, for a head that looks away from each position itself.
-// Works on the periodic regressor (model/transformer.hpp) and decoder-only language models
+// Works on the periodic regressor (model/sequence_regressor.hpp) and decoder-only language models
 // (model/token_model.hpp); both are run in evaluation mode (no dropout).
 #pragma once
 
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "kernelformer/explore/head_kernel.hpp"
+#include "kernelformer/model/sequence_regressor.hpp"
 #include "kernelformer/model/token_model.hpp"
-#include "kernelformer/model/transformer.hpp"
 #include "kernelformer/tensor.hpp"
 
 namespace kf {

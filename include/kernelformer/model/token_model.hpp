@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "kernelformer/nn/block.hpp"
 #include "kernelformer/nn/embedding.hpp"
 #include "kernelformer/nn/lm_head.hpp"
 #include "kernelformer/nn/parameters.hpp"
+#include "kernelformer/nn/transformer_layer.hpp"
 
 namespace kf::model {
 

@@ -1,4 +1,5 @@
-// kernelformer/model/transformer.hpp — whole models from the layers.
+// kernelformer/model/sequence_regressor.hpp — the sequence regressor (seed 003 §5) and the
+// checkpoint metadata helpers shared with the token models.
 //
 // sequence_regressor (seed 003 §5, the periodic-function forecaster):
 //   x (B, T) values → embed = Linear(1 → d_value) → [+ or ⧺] sinusoidal PE (T, d_pe) → dropout
@@ -18,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "kernelformer/nn/block.hpp"
 #include "kernelformer/nn/parameters.hpp"
+#include "kernelformer/nn/transformer_layer.hpp"
 
 namespace kf::model {
 

@@ -1,4 +1,4 @@
-#include "kernelformer/model/periodic.hpp"
+#include "kernelformer/model/periodic_experiment.hpp"
 
 #include <fmt/format.h>
 

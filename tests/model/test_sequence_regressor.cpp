@@ -9,7 +9,7 @@
 
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
-#include "kernelformer/model/transformer.hpp"
+#include "kernelformer/model/sequence_regressor.hpp"
 #include "kernelformer/optim/adamw.hpp"
 #include "test_util.hpp"
 

@@ -1,4 +1,4 @@
-#include "kernelformer/model/transformer.hpp"
+#include "kernelformer/model/sequence_regressor.hpp"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "detail/elementwise.hpp"
 #include "kernelformer/model/checkpoint.hpp"
+#include "nn/elementwise.hpp"
 
 #include "kernelformer/nn/embedding.hpp"
 

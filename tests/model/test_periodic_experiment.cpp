@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "kernelformer/model/periodic.hpp"
+#include "kernelformer/model/periodic_experiment.hpp"
 
 namespace kf::model {
 namespace {

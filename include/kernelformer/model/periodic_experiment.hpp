@@ -1,4 +1,4 @@
-// kernelformer/model/periodic.hpp — seed 003's experiment, as its authors' code runs it
+// kernelformer/model/periodic_experiment.hpp — seed 003's experiment, as its authors' code runs it
 // (../shared/docs/periodic-protocol.md): Transformers forecasting periodic functions.
 //
 // Data: y_t = f(0.1·t), t = 0..999; every length-100 window (stride 1) gives a sample whose
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "kernelformer/model/data_parallel.hpp"
+#include "kernelformer/model/sequence_regressor.hpp"
 #include "kernelformer/model/train_state.hpp"
-#include "kernelformer/model/transformer.hpp"
 #include "kernelformer/tensor.hpp"
 
 namespace kf::model {

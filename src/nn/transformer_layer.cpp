@@ -1,8 +1,8 @@
 // Encoder and decoder layers; the backward pass walks the forward in reverse, each step quoting
 // the line it inverts. Gradients accumulate (+=) into dx and dmemory.
-#include "kernelformer/nn/block.hpp"
+#include "kernelformer/nn/transformer_layer.hpp"
 
-#include "detail/elementwise.hpp"
+#include "nn/elementwise.hpp"
 
 namespace kf::nn {
 
