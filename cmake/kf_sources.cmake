@@ -1,21 +1,53 @@
-# The library's sources, relative to the repository root: the kernelformer target
-# (CMakeLists.txt) and the fuzz targets' instrumented copy (fuzz/CMakeLists.txt) build the same
-# list, so a new source file is named once.
-set(KF_LIBRARY_SOURCES
+# The library's sources, relative to the repository root, in the groups the targets are built from
+# (CMakeLists.txt; docs/architecture.md): a new source file is named once, here.
+#   kernelformer_core        the primitive, its kernels and masks, arrays and files, tokenizers,
+#                            layers and the optimizer: OpenBLAS, OpenMP (Eigen and fmt inside)
+#   kernelformer_regression  smoothers, density, classification and their routes: + FFTW
+#   kernelformer_viz         figures (PNG/SVG): + cairo
+#   kernelformer             the whole: + models, the explorer, the attention page
+# The Python extension (python/CMakeLists.txt) compiles the primitive and regression groups; the
+# fuzz targets (fuzz/CMakeLists.txt) compile everything.
+set(KF_PRIMITIVE_SOURCES
   src/kernels.cpp
   src/masks.cpp
-  src/smooth.cpp
-  src/smooth_backward.cpp
-  src/smooth_topk.cpp
-  src/smooth_reference.cpp
-  src/smooth_partial.cpp
-  src/smooth_features.cpp
-  src/smooth_features_backward.cpp
-  src/smooth_recurrent.cpp
+  src/smooth/smooth.cpp
+  src/smooth/route.cpp
+  src/smooth/forward_gemm.cpp
+  src/smooth/forward_registers.cpp
+  src/smooth/backward_gemm.cpp
+  src/smooth/backward_registers.cpp
+  src/smooth/topk.cpp
+  src/smooth/features.cpp
+  src/smooth/features_backward.cpp
+  src/smooth/reference.cpp
+  src/smooth/weights.cpp
+  src/smooth/partial.cpp
+  src/smooth/recurrent.cpp
   src/detail/feature_maps.cpp
   src/detail/blas.cpp
   src/detail/vec_exp.cpp
   src/detail/tile_kernel.cpp
+)
+set(KF_CORE_SOURCES
+  ${KF_PRIMITIVE_SOURCES}
+  src/io/npy.cpp
+  src/io/csv.cpp
+  src/io/atomic_file.cpp
+  src/io/mapped_file.cpp
+  src/text/tokenizer.cpp
+  src/nn/parameters.cpp
+  src/nn/linear.cpp
+  src/nn/layer_norm.cpp
+  src/nn/activation.cpp
+  src/nn/dropout.cpp
+  src/nn/embedding.cpp
+  src/nn/attention.cpp
+  src/nn/mlp.cpp
+  src/nn/transformer_layer.cpp
+  src/nn/lm_head.cpp
+  src/optim/adamw.cpp
+)
+set(KF_REGRESSION_SOURCES
   src/regression/bandwidth.cpp
   src/regression/smoother.cpp
   src/regression/kde.cpp
@@ -28,17 +60,11 @@ set(KF_LIBRARY_SOURCES
   src/regression/sorted_window.cpp
   src/regression/radius.cpp
   src/regression/classifier.cpp
-  src/nn/parameters.cpp
-  src/nn/linear.cpp
-  src/nn/layer_norm.cpp
-  src/nn/activation.cpp
-  src/nn/dropout.cpp
-  src/nn/embedding.cpp
-  src/nn/attention.cpp
-  src/nn/mlp.cpp
-  src/nn/transformer_layer.cpp
-  src/nn/lm_head.cpp
-  src/optim/adamw.cpp
+)
+set(KF_VIZ_SOURCES
+  src/viz/plot.cpp
+)
+set(KF_MODEL_SOURCES
   src/model/sequence_regressor.cpp
   src/model/checkpoint.cpp
   src/model/periodic_experiment.cpp
@@ -50,12 +76,8 @@ set(KF_LIBRARY_SOURCES
   src/explore/explorer_head.cpp
   src/explore/head_kernel.cpp
   src/explore/inspect.cpp
-  src/text/tokenizer.cpp
   src/viz/attention_html.cpp
   src/viz/attention_html_page.cpp
-  src/viz/plot.cpp
-  src/io/npy.cpp
-  src/io/csv.cpp
-  src/io/atomic_file.cpp
-  src/io/mapped_file.cpp
 )
+set(KF_LIBRARY_SOURCES ${KF_CORE_SOURCES} ${KF_REGRESSION_SOURCES} ${KF_VIZ_SOURCES}
+    ${KF_MODEL_SOURCES})

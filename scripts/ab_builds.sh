@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# A/B timing of one benchmark built by two presets (e.g. the portable release against the
-# -march=native opt-in), alternating runs: this machine's speed drifts by 10-30% over minutes, so
-# only side-by-side pairs compare. Each run takes the minimum of 3 repetitions; the summary gives
-# both medians and the median B/A ratio (B/A < 1: B is faster).
+# A/B timing of one benchmark built two ways (two presets, e.g. the portable release against the
+# -march=native opt-in, or two commits: a build folder of another worktree), alternating runs:
+# this machine's speed drifts by 10-30% over minutes, so only side-by-side pairs compare. Each run
+# takes the minimum of 3 repetitions; the summary gives both medians and the median B/A ratio
+# (B/A < 1: B is faster). A or B is a preset name (build/NAME) or a build folder (a path with /).
 #
-#   scripts/ab_builds.sh BENCH FILTER PAIRS PRESET_A PRESET_B
+#   scripts/ab_builds.sh BENCH FILTER PAIRS A B
 #   scripts/ab_builds.sh bench_attention 'heads_forward/1024/0' 5 release native
+#   scripts/ab_builds.sh bench_smooth 'gaussian' 5 ../base/build/release release   # two commits
 #
 # Needs both builds: cmake --preset P && cmake --build --preset P --target BENCH
 set -euo pipefail
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   usage
   exit 0
@@ -20,7 +22,8 @@ if [[ $# -ne 5 ]]; then
   exit 2
 fi
 bench=$1 filter=$2 pairs=$3 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin_a="$root/build/$4/bench/$bench" bin_b="$root/build/$5/bench/$bench"
+build_dir() { if [[ $1 == */* ]]; then echo "$1"; else echo "$root/build/$1"; fi; }
+bin_a="$(build_dir "$4")/bench/$bench" bin_b="$(build_dir "$5")/bench/$bench"
 for b in "$bin_a" "$bin_b"; do
   [[ -x $b ]] || { echo "ab_builds.sh: $b not built" >&2; exit 1; }
 done

@@ -106,6 +106,12 @@ void tie_fast_to_reference(const problem<T>& p, const kernel_spec& kern, const m
   const auto st_ref = reference::smooth_forward<T>(out_ref.view(), lse_ref, p.q.cview(),
                                                    p.k.cview(), p.v.cview(), kern, msk, opt);
   EXPECT_EQ(st.empty_rows, st_ref.empty_rows);
+  // The route (src/smooth/route.hpp): top-k masks select, double never takes the register tiles.
+  EXPECT_EQ(st.route == smooth_route::topk, msk.topk_k() > 0) << smooth_route_name(st.route);
+  if (std::is_same_v<T, double>) {
+    EXPECT_NE(st.route, smooth_route::register_tiles);
+  }
+  EXPECT_EQ(st_ref.route, smooth_route::reference);
   EXPECT_TRUE(all_close(out, out_ref, rtol, atol)) << "forward out";
   for (index i = 0; i < n; ++i) {
     const double a = lse[static_cast<std::size_t>(i)], b = lse_ref[static_cast<std::size_t>(i)];
@@ -118,8 +124,9 @@ void tie_fast_to_reference(const problem<T>& p, const kernel_spec& kern, const m
   if (opt.dropout == 0) {
     // The squared-weight output Σ_j p_ij² v_j (every standard-error band rests on it).
     matrix<T> o2(n, dv), sq(n, dv), o2_ref(n, dv), sq_ref(n, dv);
-    smooth_forward_sq<T>(o2.view(), sq.view(), {}, p.q.cview(), p.k.cview(), p.v.cview(), kern, msk,
-                         opt);
+    const auto sq_st = smooth_forward_sq<T>(o2.view(), sq.view(), {}, p.q.cview(), p.k.cview(),
+                                            p.v.cview(), kern, msk, opt);
+    EXPECT_NE(sq_st.route, smooth_route::register_tiles);  // Σ p² v is the GEMM tiles' alone
     reference::smooth_forward_sq<T>(o2_ref.view(), sq_ref.view(), {}, p.q.cview(), p.k.cview(),
                                     p.v.cview(), kern, msk, opt);
     EXPECT_TRUE(all_close(o2, out, rtol, atol)) << "forward_sq's out";
@@ -127,8 +134,10 @@ void tie_fast_to_reference(const problem<T>& p, const kernel_spec& kern, const m
   }
   matrix<T> dq(n, d), dk(m, d), dvv(m, dv), dq_r(n, d), dk_r(m, d), dv_r(m, dv);
   smooth_grads<T> g{dq.view(), dk.view(), dvv.view()}, gr{dq_r.view(), dk_r.view(), dv_r.view()};
-  smooth_backward<T>(g, p.dout.cview(), out.cview(), lse, p.q.cview(), p.k.cview(), p.v.cview(),
-                     kern, msk, opt);
+  const auto bst = smooth_backward<T>(g, p.dout.cview(), out.cview(), lse, p.q.cview(), p.k.cview(),
+                                      p.v.cview(), kern, msk, opt);
+  // The parameter gradient is asked for: never the register tiles (they serve attention only).
+  EXPECT_EQ(bst.route, msk.topk_k() > 0 ? smooth_route::topk : smooth_route::gemm_tiles);
   reference::smooth_backward<T>(gr, p.dout.cview(), out_ref.cview(), lse_ref, p.q.cview(),
                                 p.k.cview(), p.v.cview(), kern, msk, opt);
   // Gradients accumulate sums of many terms of both signs: compare relative to their scale.
@@ -272,10 +281,13 @@ TEST(SmoothFast, RegisterTiledRouteMatchesReferenceAndGemmRoute) {
         tie_fast_to_reference(p, kern, nm.msk, 2e-4, 2e-5);
         matrix<float> tiled(s.n, s.dv), gemm(s.n, s.dv);
         std::vector<float> lt(static_cast<std::size_t>(s.n)), lg(lt);
-        smooth_forward<float>(tiled.view(), lt, p.q.cview(), p.k.cview(), p.v.cview(), kern,
-                              nm.msk);
+        const auto st = smooth_forward<float>(tiled.view(), lt, p.q.cview(), p.k.cview(),
+                                              p.v.cview(), kern, nm.msk);
+        EXPECT_EQ(st.route, smooth_route::register_tiles);
         detail::set_tile_kernel_enabled(false);
-        smooth_forward<float>(gemm.view(), lg, p.q.cview(), p.k.cview(), p.v.cview(), kern, nm.msk);
+        const auto sg = smooth_forward<float>(gemm.view(), lg, p.q.cview(), p.k.cview(),
+                                              p.v.cview(), kern, nm.msk);
+        EXPECT_EQ(sg.route, smooth_route::gemm_tiles);
         detail::set_tile_kernel_enabled(true);
         EXPECT_TRUE(all_close(tiled, gemm, 1e-5, 1e-6));
         for (std::size_t i = 0; i < lt.size(); ++i) {
@@ -299,8 +311,10 @@ TEST(SmoothFast, RegisterTiledRouteMatchesReferenceAndGemmRoute) {
   k(0, 0) = 1e19f;
   k(0, 1) = -1e19f;
   k(1, 0) = k(1, 1) = 0.f;
-  smooth_forward<float>(o.view(), {}, q.cview(), k.cview(), v.cview(), kernel_exp_dot{0.01},
-                        mask::none());
+  EXPECT_EQ(smooth_forward<float>(o.view(), {}, q.cview(), k.cview(), v.cview(),
+                                  kernel_exp_dot{0.01}, mask::none())
+                .route,
+            smooth_route::gemm_tiles);  // the route stepped aside
   detail::set_tile_kernel_enabled(false);
   smooth_forward<float>(og.view(), {}, q.cview(), k.cview(), v.cview(), kernel_exp_dot{0.01},
                         mask::none());
@@ -349,11 +363,14 @@ TEST(SmoothFast, RegisterTiledRouteServesDistanceAndDotKernels) {
         if (small && !compact) tie_fast_to_reference(p, nk.spec, nm.msk, 2e-4 * tol, 2e-5 * tol);
         matrix<float> tiled(s.n, s.dv), gemm(s.n, s.dv);
         std::vector<float> lt(static_cast<std::size_t>(s.n)), lg(lt);
-        smooth_forward<float>(tiled.view(), lt, p.q.cview(), p.k.cview(), p.v.cview(), nk.spec,
-                              nm.msk);
+        const auto st = smooth_forward<float>(tiled.view(), lt, p.q.cview(), p.k.cview(),
+                                              p.v.cview(), nk.spec, nm.msk);
+        // One factor on dot products or, beyond 8 columns, on squared distances by the expansion.
+        EXPECT_EQ(st.route, smooth_route::register_tiles);
         detail::set_tile_kernel_enabled(false);
-        smooth_forward<float>(gemm.view(), lg, p.q.cview(), p.k.cview(), p.v.cview(), nk.spec,
-                              nm.msk);
+        const auto sg = smooth_forward<float>(gemm.view(), lg, p.q.cview(), p.k.cview(),
+                                              p.v.cview(), nk.spec, nm.msk);
+        EXPECT_EQ(sg.route, smooth_route::gemm_tiles);
         detail::set_tile_kernel_enabled(true);
         EXPECT_TRUE(all_close(tiled, gemm, 1e-4 * tol, 1e-5 * tol));
         for (std::size_t i = 0; i < lt.size(); ++i) {
@@ -402,8 +419,9 @@ TEST(SmoothFast, RegisterTiledBackwardMatchesGemmRoute) {
           if (which < 0 || which == 1) g.dk = gm[1].view();
           if (which < 0 || which == 2) g.dv = gm[2].view();
           detail::set_tile_kernel_enabled(tiled);
-          smooth_backward<float>(g, p.dout.cview(), out.cview(), lse, p.q.cview(), p.k.cview(),
-                                 p.v.cview(), kern, nm.msk, opt);
+          const auto st = smooth_backward<float>(g, p.dout.cview(), out.cview(), lse, p.q.cview(),
+                                                 p.k.cview(), p.v.cview(), kern, nm.msk, opt);
+          EXPECT_EQ(st.route, tiled ? smooth_route::register_tiles : smooth_route::gemm_tiles);
           detail::set_tile_kernel_enabled(true);
           return gm;
         };

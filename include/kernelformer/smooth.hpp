@@ -55,11 +55,12 @@ struct smooth_options {
   std::uint64_t dropout_seed = 0;
 };
 
-// The route that computed a forward call (one decision from the kernel, the mask and the sizes;
-// docs/architecture.md): the plain reference loops, the GEMM tiles, the register tiles, top-k
-// selection, or the feature map's prefix sums (feature-map kernels).
-enum class smooth_route { reference, dense, tiled, topk, features };
-std::string_view smooth_route_name(smooth_route r);  // "reference", "dense", "tiled", …
+// The route that computed a call: one decision per call from the kernel, the mask, the sizes and
+// the request (src/smooth/route.hpp; docs/architecture.md): the plain reference loops, GEMM tiles
+// (OpenBLAS), register tiles (our own products, float), top-k selection, or a feature map's
+// prefix sums (feature-map kernels).
+enum class smooth_route { reference, gemm_tiles, register_tiles, topk, features };
+std::string_view smooth_route_name(smooth_route r);  // "gemm-tiles", "register-tiles", "topk", …
 
 struct smooth_stats {
   index empty_rows = 0;  // rows that hit the empty-row policy (out = 0)
@@ -92,12 +93,14 @@ smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::s
                                const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
                                const smooth_options& opt = {});
 
-// dout: n×dv, out and lse from smooth_forward with the same inputs.
+// dout: n×dv, out and lse from smooth_forward with the same inputs. Returns the route that ran
+// (empty_rows is not counted here).
 template <class T>
-void smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout, const_matrix_view<T> out,
-                     std::span<const T> lse, const_matrix_view<T> q, const_matrix_view<T> k,
-                     const_matrix_view<T> v, const kernel_spec& kern, const mask& msk,
-                     const smooth_options& opt = {});
+smooth_stats smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout,
+                             const_matrix_view<T> out, std::span<const T> lse,
+                             const_matrix_view<T> q, const_matrix_view<T> k, const_matrix_view<T> v,
+                             const kernel_spec& kern, const mask& msk,
+                             const smooth_options& opt = {});
 
 // Normalized weights p_ij for the query rows listed in `rows` (all n rows if empty):
 // w is rows.size()×m (or n×m). Empty rows come back as zeros.

@@ -15,9 +15,17 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIAB
 if(rc)
   message(FATAL_ERROR "build failed: ${rc}")
 endif()
-execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "consumer failed: ${rc}")
+foreach(exe consumer consumer_core)
+  execute_process(COMMAND ${WORK_DIR}/build/${exe} RESULT_VARIABLE rc)
+  if(rc)
+    message(FATAL_ERROR "${exe} failed: ${rc}")
+  endif()
+endforeach()
+# kernelformer::core is the primitive without the figures and the binned routes: its program
+# loads neither cairo nor FFTW.
+execute_process(COMMAND ldd ${WORK_DIR}/build/consumer_core OUTPUT_VARIABLE libs RESULT_VARIABLE rc)
+if(rc OR libs MATCHES "cairo|fftw" OR NOT libs MATCHES "kernelformer_core")
+  message(FATAL_ERROR "consumer_core should load kernelformer_core without cairo or FFTW (${rc}):\n${libs}")
 endif()
 
 # The installed kf runs from the prefix with no LD_LIBRARY_PATH (its RUNPATH is $ORIGIN/../lib).

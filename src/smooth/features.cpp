@@ -1,4 +1,4 @@
-// The feature-map route of the primitive, forward (detail/smooth_features.hpp describes the walk):
+// The feature-map route of the primitive, forward (smooth/features.hpp describes the walk):
 // O((n + m)·r·(d + dv)) work, O(r·dv) state per task, nothing n × m.
 #include <atomic>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "detail/smooth_features.hpp"
+#include "smooth/features.hpp"
 
 namespace kf::detail::features {
 

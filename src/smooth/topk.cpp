@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <atomic>
 
-#include "detail/smooth_tiles.hpp"
+#include "smooth/pairs.hpp"
+#include "smooth/route.hpp"
+#include "smooth/tiles/parallel_blocks.hpp"
+#include "smooth/tiles/weight_tile.hpp"
 
 namespace kf::detail::tiles {
 namespace {

@@ -13,7 +13,7 @@
 #include <cmath>
 #include <string>
 
-#include "detail/smooth_features.hpp"
+#include "smooth/features.hpp"
 
 namespace kf::detail::features {
 namespace {

@@ -26,7 +26,7 @@
 
 #include "detail/blas.hpp"
 #include "detail/feature_maps.hpp"
-#include "detail/smooth_common.hpp"
+#include "smooth/common.hpp"
 
 namespace kf::detail::features {
 
