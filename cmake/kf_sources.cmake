@@ -12,6 +12,7 @@ set(KF_PRIMITIVE_SOURCES
   src/masks.cpp
   src/smooth/smooth.cpp
   src/smooth/route.cpp
+  src/smooth/tiles/scratch.cpp
   src/smooth/forward_gemm.cpp
   src/smooth/forward_registers.cpp
   src/smooth/backward_gemm.cpp
