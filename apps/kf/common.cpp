@@ -267,6 +267,32 @@ void progress_bar::update(int done, int total, const std::string& note) {
   drawn_ = true;
 }
 
+step_progress::step_progress() {
+  if (::isatty(2) == 0 || !dist::is_root()) return;  // no sink: the steps stay silent
+  scope_ = std::make_unique<progress_scope>([this](std::string_view step, index done, index total) {
+    if (step != step_ || !bar_) {
+      bar_.reset();  // clears the previous step's line
+      step_ = step;
+      bar_ = std::make_unique<progress_bar>(step_);
+    }
+    if (done >= total) {  // the step is over: its line is cleared for whatever comes next
+      bar_.reset();
+      step_.clear();
+      return;
+    }
+    // The bar counts in ints: large totals (bytes of a file) are scaled to per-mille.
+    if (total > 1000000)
+      bar_->update(static_cast<int>(done * 1000 / total), 1000);
+    else
+      bar_->update(static_cast<int>(done), static_cast<int>(total));
+  });
+}
+
+step_progress::~step_progress() {
+  bar_.reset();
+  scope_.reset();
+}
+
 std::string criterion_plot(const std::vector<criterion_point>& curve, double chosen_h,
                            double chosen_value, const std::string& criterion, bool multi_column,
                            const std::string& path, const std::string& parameter) {

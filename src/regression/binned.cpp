@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "detail/fft_size.hpp"
+#include "kernelformer/progress.hpp"
 
 namespace kf {
 namespace {
@@ -30,10 +31,12 @@ struct fft_plan {
   explicit fft_plan(index size) : p(size) {
     real = fftw_alloc_real(static_cast<std::size_t>(p));
     spec = fftw_alloc_complex(static_cast<std::size_t>(p / 2 + 1));
+    const std::lock_guard<std::mutex> lock(detail::fftw_planner_lock());
     fwd = fftw_plan_dft_r2c_1d(static_cast<int>(p), real, spec, FFTW_ESTIMATE);
     inv = fftw_plan_dft_c2r_1d(static_cast<int>(p), spec, real, FFTW_ESTIMATE);
   }
   ~fft_plan() {
+    const std::lock_guard<std::mutex> lock(detail::fftw_planner_lock());
     fftw_destroy_plan(fwd);
     fftw_destroy_plan(inv);
     fftw_free(real);
@@ -101,6 +104,14 @@ double binned_reach(const any_kernel& k, double tail_tolerance) {
     reach *= 2;
     if (reach > 1e6 * h) return std::numeric_limits<double>::infinity();
   }
+  // The crossing itself, not the doubling's power of two (which reached up to twice as far:
+  // 16 bandwidths for the gaussian, 64 for the laplacian, whose 2-D transforms then spanned twice
+  // the data's grid). Bisection keeps K(reach) < tolerance·K(0) at the returned end.
+  double inside = reach / 2;
+  for (int it = 0; it < 60 && reach - inside > 1e-6 * h; ++it) {
+    const double mid = 0.5 * (inside + reach);
+    (kernel_at_distance(k, mid) >= tail_tolerance * k0 ? inside : reach) = mid;
+  }
   double prev = k0;
   for (int i = 1; i <= 4096; ++i) {
     const double v = kernel_at_distance(k, reach * double(i) / 4096.0);
@@ -147,7 +158,9 @@ const binned_data::level& binned_data::binned_at(index cells) const {
   }
   double sa = 0, sb = 0;
   const auto mine = shard_.block_of(static_cast<index>(x_.size()));
+  progress_step step(fmt::format("binning {} points", mine.size()), mine.size());
   for (auto i = static_cast<std::size_t>(mine.lo); i < static_cast<std::size_t>(mine.hi); ++i) {
+    step.tick(static_cast<index>(i));
     const double t = (x_[i] - lo_) / l->delta;
     auto g = static_cast<index>(std::floor(t));
     g = std::clamp<index>(g, 0, cells - 2);
