@@ -114,6 +114,7 @@ class progress_bar {
   bool enabled_;
   bool drawn_ = false;
   double start_;
+  double min_seconds_ = 0.3;
 };
 
 // A bar per library step (kernelformer/progress.hpp: binning, transforms, exact sums, k-d tree

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,7 +55,9 @@ direct_fit direct(const matrix<double>& x, const std::vector<double>& y, const d
   f.defined = true;
   f.fit = t0 / s0;
   if (!local_linear) return f;
-  // Gaussian elimination with partial pivoting; the intercept is the fit at q.
+  // Gaussian elimination with partial pivoting; the intercept is the fit at q. A pivot below
+  // 1e-9 of the total weight means the window's points do not span the columns (a single
+  // distinct point, or collinear ones): the routes fall back to NW there, and so does this.
   for (index c = 0; c < p; ++c) {
     index piv = c;
     for (index r = c + 1; r < p; ++r)
@@ -64,6 +67,7 @@ direct_fit direct(const matrix<double>& x, const std::vector<double>& y, const d
     for (index cc = 0; cc < p; ++cc)
       std::swap(a[static_cast<std::size_t>(c * p + cc)], a[static_cast<std::size_t>(piv * p + cc)]);
     std::swap(b[static_cast<std::size_t>(c)], b[static_cast<std::size_t>(piv)]);
+    if (!(std::abs(a[static_cast<std::size_t>(c * p + c)]) > 1e-9 * s0)) return f;
     for (index r = c + 1; r < p; ++r) {
       const double m =
           a[static_cast<std::size_t>(r * p + c)] / a[static_cast<std::size_t>(c * p + c)];
@@ -83,9 +87,9 @@ direct_fit direct(const matrix<double>& x, const std::vector<double>& y, const d
   return f;
 }
 
-// n points on a lattice of spacing 0.25 in each column (x_c = ((i·(c+3)) mod 9)·0.25): every
-// value repeated ~n/9 times, several distinct values inside each window; y a smooth function
-// plus a deterministic wiggle.
+// n points on the lattice {0, 0.25, …, 2}^d, each coordinate drawn at random: in 1-D every value
+// repeated ~n/9 times, in 2-D and 3-D ~n/81 and ~n/729; several distinct points inside each
+// window; y a smooth function plus a deterministic wiggle.
 struct lattice {
   matrix<double> x;
   std::vector<double> y;
@@ -94,10 +98,12 @@ struct lattice {
 lattice make_lattice(index n, index d) {
   lattice l{matrix<double>(n, d), std::vector<double>(static_cast<std::size_t>(n)), 0};
   double lo = 1e300, hi = -1e300;
+  std::mt19937_64 rng(static_cast<std::uint64_t>(n * 10 + d));
+  std::uniform_int_distribution<int> cell(0, 8);
   for (index i = 0; i < n; ++i) {
     double v = 0.3 * std::cos(7.0 * double(i));
     for (index c = 0; c < d; ++c) {
-      l.x(i, c) = double((i * (c + 3) + c) % 9) * 0.25;
+      l.x(i, c) = double(cell(rng)) * 0.25;
       v += std::sin(1.5 * l.x(i, c));
     }
     l.y[static_cast<std::size_t>(i)] = v;
@@ -116,13 +122,14 @@ struct route_case {
 };
 
 void check_route(const route_case& rc, const lattice& l, const matrix<double>& q,
-                 const std::vector<double>& h, const std::string& route) {
+                 const std::vector<double>& h, const std::string& route, bool exact = false) {
   SCOPED_TRACE(rc.label + " d=" + std::to_string(l.x.cols()) + " n=" + std::to_string(l.x.rows()));
   regression_spec s;
   s.method = rc.method;
   s.kernel = rc.kernel;
   s.bandwidth = h;
   s.binned_min_n = 1;  // the fast route at any n, a single point too
+  s.exact = exact;
   EXPECT_EQ(regression_route(s, l.x.rows(), l.x.cols()), route);
   const auto e = regression_evaluate(s, l.x.cview(), l.y, q.cview(), false);
   const bool ll = rc.method == regression_method::local_linear;
@@ -130,7 +137,9 @@ void check_route(const route_case& rc, const lattice& l, const matrix<double>& q
     const auto f = direct(l.x, l.y, &q(i, 0), h, rc.k, ll);
     const auto iu = static_cast<std::size_t>(i);
     ASSERT_EQ(bool(e.defined[iu]), f.defined) << "query " << i;
-    if (f.defined) EXPECT_NEAR(e.fit[iu], f.fit, rc.tol * std::max(l.yrange, 1.0)) << i;
+    if (f.defined) {
+      EXPECT_NEAR(e.fit[iu], f.fit, rc.tol * std::max(l.yrange, 1.0)) << i;
+    }
   }
 }
 
@@ -176,8 +185,9 @@ TEST(FastRouteEdges, KdTreeTwoAndThreeColumnsDuplicatesOddSizesAndASinglePoint) 
     for (index n : {2001, 1}) {
       const lattice l = make_lattice(n, d);
       const std::vector<double> h(static_cast<std::size_t>(d), 0.3);
+      // 2-column NW is binned unless --exact, which takes the k-d tree (3 columns: always)
       check_route({"epanechnikov nw", kernel_epanechnikov{}, epan, regression_method::nw, 1e-9}, l,
-                  q, h, route);
+                  q, h, route, d == 2);
       if (n > 1)  // a single point has no local line (the route falls back to NW, tested above)
         check_route(
             {"epanechnikov ll", kernel_epanechnikov{}, epan, regression_method::local_linear, 1e-8},
