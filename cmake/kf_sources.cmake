@@ -33,6 +33,7 @@ set(KF_CORE_SOURCES
   ${KF_PRIMITIVE_SOURCES}
   src/io/npy.cpp
   src/io/csv.cpp
+  src/progress.cpp
   src/io/atomic_file.cpp
   src/io/mapped_file.cpp
   src/text/tokenizer.cpp

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <vector>
@@ -84,6 +85,20 @@ TEST(VecExp, DispatchUsesAnAvailableVariant) {
   exp_variants()[0].exp_d(b.data(), index(b.size()));
   for (std::size_t i = 0; i < a.size(); ++i)
     EXPECT_NEAR(a[i], b[i], 1e-15 * b[i]) << i;  // both within 4 ulp of exp
+}
+
+// KF_SIMD picks the variant the re-runs ask for (the *_baseline_isa and *_avx2_isa ctest entries):
+// when the requested variant is available, it is the one dispatched, so a re-run never silently
+// tests the default variant again.
+TEST(VecExp, RequestedVariantIsTheOneDispatched) {
+  const char* want = std::getenv("KF_SIMD");
+  if (want == nullptr) GTEST_SKIP() << "KF_SIMD not set";
+  bool available = false;
+  for (const auto& v : exp_variants())
+    available = available || (v.available && v.isa == std::string(want));
+  if (!available) GTEST_SKIP() << want << " is not available on this CPU";
+  EXPECT_EQ(exp_isa(), std::string(want));
+  EXPECT_EQ(std::string(exp_variants()[std::size_t(simd_level())].isa), std::string(want));
 }
 
 // The smoother's row step: x ← exp(x − shift) with the sum, in every variant, against the plain

@@ -217,6 +217,7 @@ void run(const classify_options& o) {
   if (o.na != "error" && o.na != "drop")
     throw user_error(fmt::format("--na {}: expected error or drop", o.na));
 
+  step_progress steps;  // a bar per long library step (reading, neighbor queries), on a terminal
   io::csv_options copt;
   copt.columns = xcols;
   copt.text_columns = {o.y};

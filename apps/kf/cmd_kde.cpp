@@ -83,6 +83,7 @@ void run(const kde_options& o) {
   if (o.grid < 2) throw user_error("--grid must be at least 2");
 
   const auto xcols = split_list(o.x, "--x");
+  step_progress steps;  // a bar per long library step (reading, binning, sums), on a terminal
   stopwatch clock;
   nlohmann::json seconds;
   const io::csv_table table =
@@ -273,6 +274,7 @@ void add_kde(CLI::App& app) {
       "boxcar counted exactly); 2-D too (bilinear binning + 2-D FFT, within 2e-3 of the peak;\n"
       "cv-ls gaussian only; a cv-ml bandwidth at 10^6 points takes ~30 s); --exact forces exact\n"
       "sums. 3+ columns (gaussian only) are exact over all pairs: slow beyond ~10^5 points.\n"
+      "On a terminal every step that takes over a second shows a progress bar with ETA.\n"
       "Under mpirun every rank reads the data: 1-D binned grids are binned in blocks and\n"
       "summed, exact criteria summed over blocks of the points, exact densities merged over\n"
       "blocks of the keys; rank 0 writes (equal to one process to 1e-12). Refused there: the\n"

@@ -184,6 +184,7 @@ void run(const smooth_options& o) {
   const auto xcols = split_list(o.x, "--x");
   std::vector<std::string> used = xcols;
   used.push_back(o.y);
+  step_progress steps;  // a bar per long library step (reading, binning, sums), on a terminal
   stopwatch clock;
   nlohmann::json seconds;
   io::csv_table table =
@@ -426,8 +427,10 @@ void add_smooth(CLI::App& app) {
       "1e-6 for the gaussian), compact kernels below that use exact sorted windows; 2-column nw\n"
       "is binned in 2-D (within 2e-3 of the range of y); knn uses sorted neighbors (1-D) or a\n"
       "k-d tree. Compact kernels elsewhere (2-column local-linear, 3+ columns, --exact) are exact\n"
-      "through a k-d tree over each support (3-D nw at 10^6 points, silverman: ~30 s); other\n"
-      "kernels there sum all pairs: slow beyond ~10^5 points.\n"
+      "through a k-d tree over each support (slow at 10^6 points, silverman: 3-D nw ~20-30 s,\n"
+      "3-D local-linear ~40-45 s, 2-column nw --exact ~1.5-2 min); other kernels sum all pairs:\n"
+      "slow beyond ~10^5 points. On a terminal every step that takes over a second (reading,\n"
+      "binning, transforms, exact sums, neighbor queries, the search) shows a bar with ETA.\n"
       "Under mpirun every rank reads the data: binned grids are binned in blocks and summed,\n"
       "all-pairs criteria are summed over blocks of the points, predictions merged over blocks\n"
       "of the keys; rank 0 writes (equal to one process to 1e-12). Refused there: --method knn,\n"

@@ -246,7 +246,10 @@ model::data_parallel mpi_data_parallel() {
 progress_bar::progress_bar(std::string label)
     : label_(std::move(label)),
       enabled_(::isatty(2) != 0 && dist::is_root()),
-      start_(now_seconds()) {}
+      start_(now_seconds()) {
+  // KF_PROGRESS_MIN_SECONDS: how long a job runs before its bar shows (0.3 s; tests set 0).
+  if (const char* v = std::getenv("KF_PROGRESS_MIN_SECONDS")) min_seconds_ = std::atof(v);
+}
 
 progress_bar::~progress_bar() {
   if (drawn_) std::fputs("\r\033[K", stderr);
@@ -255,7 +258,7 @@ progress_bar::~progress_bar() {
 void progress_bar::update(int done, int total, const std::string& note) {
   if (!enabled_ || total <= 0) return;
   const double elapsed = now_seconds() - start_;
-  if (elapsed < 0.3 && done < total) return;  // quick jobs never show a bar
+  if (elapsed < min_seconds_ && done < total) return;  // quick jobs never show a bar
   constexpr int kWidth = 30;
   const int filled = done * kWidth / total;
   const double eta = done > 0 ? elapsed * (total - done) / done : 0.0;
@@ -265,6 +268,32 @@ void progress_bar::update(int done, int total, const std::string& note) {
              note.empty() ? note : note + "  ", elapsed, eta);
   std::fflush(stderr);
   drawn_ = true;
+}
+
+step_progress::step_progress() {
+  if (::isatty(2) == 0 || !dist::is_root()) return;  // no sink: the steps stay silent
+  scope_ = std::make_unique<progress_scope>([this](std::string_view step, index done, index total) {
+    if (step != step_ || !bar_) {
+      bar_.reset();  // clears the previous step's line
+      step_ = step;
+      bar_ = std::make_unique<progress_bar>(step_);
+    }
+    if (done >= total) {  // the step is over: its line is cleared for whatever comes next
+      bar_.reset();
+      step_.clear();
+      return;
+    }
+    // The bar counts in ints: large totals (bytes of a file) are scaled to per-mille.
+    if (total > 1000000)
+      bar_->update(static_cast<int>(done * 1000 / total), 1000);
+    else
+      bar_->update(static_cast<int>(done), static_cast<int>(total));
+  });
+}
+
+step_progress::~step_progress() {
+  bar_.reset();
+  scope_.reset();
 }
 
 std::string criterion_plot(const std::vector<criterion_point>& curve, double chosen_h,

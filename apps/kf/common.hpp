@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <map>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/model/data_parallel.hpp"
+#include "kernelformer/progress.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -112,6 +114,24 @@ class progress_bar {
   bool enabled_;
   bool drawn_ = false;
   double start_;
+  double min_seconds_ = 0.3;
+};
+
+// A bar per library step (kernelformer/progress.hpp: binning, transforms, exact sums, k-d tree
+// queries, CSV parsing) for as long as it lives: each step that takes over ~0.3 s draws its own
+// bar with ETA, labelled with the step's name. Silent where progress_bar is; a command opens
+// one around its reading and computing (kf smooth, kde, classify).
+class step_progress {
+ public:
+  step_progress();
+  ~step_progress();
+  step_progress(const step_progress&) = delete;
+  step_progress& operator=(const step_progress&) = delete;
+
+ private:
+  std::unique_ptr<progress_scope> scope_;
+  std::unique_ptr<progress_bar> bar_;
+  std::string step_;
 };
 
 // The bandwidth-criterion curve as a figure (for PATH's .svg/.png) or as CSV.

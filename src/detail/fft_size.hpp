@@ -2,10 +2,18 @@
 #pragma once
 
 #include <algorithm>
+#include <mutex>
 
 #include "kernelformer/tensor.hpp"
 
 namespace kf::detail {
+
+// FFTW's planner (plan creation and destruction) is not thread-safe: every plan of the library
+// is made and destroyed under this one lock (binned.cpp, binned2d.cpp); executing plans is safe.
+inline std::mutex& fftw_planner_lock() {
+  static std::mutex m;
+  return m;
+}
 
 // The smallest n' ≥ n whose only prime factors are 2, 3, 5 and 7: FFTW's fast sizes. A
 // convolution of a G-cell grid with a kernel of ±L lags needs only P ≥ G + L + 1 for the circular

@@ -10,6 +10,7 @@
 
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/mapped_file.hpp"
+#include "kernelformer/progress.hpp"
 
 namespace kf::io {
 namespace {
@@ -100,6 +101,7 @@ class parser {
       if (file_ != nullptr) file_->release_before(offset_ + at + chunk.size());
     }
     std::size_t pos = 0, line_no = 0, released = 0;
+    progress_step step(fmt::format("reading {}", name_), static_cast<index>(text_.size()));
     while (pos <= text_.size()) {
       auto nl = text_.find('\n', pos);
       if (nl == std::string_view::npos) nl = text_.size();
@@ -113,9 +115,11 @@ class parser {
         else
           data_line(line, line_no);
       }
-      if (file_ != nullptr && pos - released > (std::size_t{8} << 20)) {
-        file_->release_before(offset_ + pos);  // pages behind the cursor are not read again
+      if (pos - released > (std::size_t{8} << 20)) {
+        if (file_ != nullptr)
+          file_->release_before(offset_ + pos);  // pages behind the cursor are not read again
         released = pos;
+        step.set(static_cast<index>(pos));
       }
       if (nl == text_.size()) break;
     }

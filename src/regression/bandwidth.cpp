@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "kernelformer/progress.hpp"
+
 namespace kf {
 namespace {
 
@@ -112,9 +114,14 @@ bandwidth_search_result bandwidth_search(const bandwidth_objective& objective,
       kGrid + kGoldenIters +
       (reference.size() > 1 ? kSweeps * int(reference.size()) * 24 + kNelderMeadIters : 0);
   int done = 0;
+  // With a progress_fn the caller draws the search's progress; the step keeps the criterion
+  // evaluations' own steps (binning, transforms) quiet either way.
+  progress_step step(fmt::format("choosing the bandwidth ({})", criterion_name), total,
+                     static_cast<bool>(progress));
   auto tick = [&] {
     ++done;
     if (progress) progress(std::min(done, total), total);
+    step.set(std::min(done, total));
   };
   auto scaled = [&](double s) {
     std::vector<double> h = reference;

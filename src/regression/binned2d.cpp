@@ -3,6 +3,7 @@
 
 #include <fftw3.h>
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 
 #include "detail/fft_size.hpp"
+#include "kernelformer/progress.hpp"
 #include "kernelformer/regression/binned.hpp"
 
 namespace kf::detail {
@@ -23,18 +25,35 @@ index next_pow2(index v) {
   return p;
 }
 
+// The 2-D transforms run on OpenMP's threads (FFTW's OpenMP build): at the grids of 10^6
+// points (up to ~2000 × 2000 for a kernel that reaches across the data, like the laplacian) they
+// are most of the route's time. Plans are made under fftw_planner_lock (fft_size.hpp), with the
+// thread count set for that plan only (the 1-D route's small transforms stay on one thread).
+void init_fftw_threads() {
+  static const bool once = [] {
+    fftw_init_threads();
+    return true;
+  }();
+  (void)once;
+}
+
 // One 2-D real transform size P₁ × P₂ with its buffers and plans.
 class fft2 {
  public:
   fft2(index p0, index p1) : p0_(p0), p1_(p1), nc_(p0 * (p1 / 2 + 1)) {
     real_ = fftw_alloc_real(static_cast<std::size_t>(p0 * p1));
     spec_ = fftw_alloc_complex(static_cast<std::size_t>(nc_));
+    const std::lock_guard<std::mutex> lock(fftw_planner_lock());
+    init_fftw_threads();
+    fftw_plan_with_nthreads(p0 * p1 >= (index(1) << 18) ? omp_get_max_threads() : 1);
     fwd_ = fftw_plan_dft_r2c_2d(static_cast<int>(p0), static_cast<int>(p1), real_, spec_,
                                 FFTW_ESTIMATE);
     inv_ = fftw_plan_dft_c2r_2d(static_cast<int>(p0), static_cast<int>(p1), spec_, real_,
                                 FFTW_ESTIMATE);
+    fftw_plan_with_nthreads(1);
   }
   ~fft2() {
+    const std::lock_guard<std::mutex> lock(fftw_planner_lock());
     fftw_destroy_plan(fwd_);
     fftw_destroy_plan(inv_);
     fftw_free(real_);
@@ -102,7 +121,10 @@ binned_2d::binned_2d(const_matrix_view<double> x, std::span<const double> y,
   // then are split into the three grids the transforms read.
   std::vector<std::array<double, 3>> cell3(with_y ? cells : 0, {0.0, 0.0, 0.0});
   if (!with_y) c_.assign(cells, 0.0);
+  progress_step step(fmt::format("binning {} points on a {} x {} grid", x.rows, g_[0], g_[1]),
+                     x.rows);
   for (index i = 0; i < x.rows; ++i) {
+    step.tick(i);
     index g[2];
     double f[2];
     for (int a = 0; a < 2; ++a) {
@@ -149,25 +171,52 @@ binned_2d::sums binned_2d::convolve(const any_kernel& unit, bool with_q) const {
     p[a] = fast_fft_size(g_[a] + lags[a] + 1);
   }
   fft2 plan(p[0], p[1]);
+  const int transforms = 2 + (cy_.empty() ? 0 : 2) + (with_q ? 2 : 0) + 1;
+  progress_step step(fmt::format("2-D transforms ({} x {})", p[0], p[1]), transforms);
+  // The kernel on the lags' quadrant [0, lags₀] × [0, lags₁], evaluated once: a radial kernel is
+  // even in each axis, so the four quadrants and K² reuse these values. (Sampling all
+  // (2·lags + 1)² lags for K and again for K² cost as much as the transforms for a kernel that
+  // reaches across the grid, like the laplacian.)
+  const auto q1 = static_cast<std::size_t>(lags[1] + 1);
+  std::vector<double> quad(static_cast<std::size_t>(lags[0] + 1) * q1);
+  for (index l0 = 0; l0 <= lags[0]; ++l0)
+    for (index l1 = 0; l1 <= lags[1]; ++l1) {
+      const double u0 = double(l0) * delta_[0] / h_[0], u1 = double(l1) * delta_[1] / h_[1];
+      quad[static_cast<std::size_t>(l0) * q1 + static_cast<std::size_t>(l1)] =
+          kernel_at_distance(unit, std::sqrt(u0 * u0 + u1 * u1));
+    }
   auto kernel_signal = [&](bool squared) {
     plan.zero();
     double* sig = plan.real();
-    for (index l0 = -lags[0]; l0 <= lags[0]; ++l0)
+    for (index l0 = -lags[0]; l0 <= lags[0]; ++l0) {
+      const double* row = quad.data() + static_cast<std::size_t>(l0 < 0 ? -l0 : l0) * q1;
+      double* out = sig + (l0 >= 0 ? l0 : p[0] + l0) * plan.p1();
       for (index l1 = -lags[1]; l1 <= lags[1]; ++l1) {
-        const double u0 = double(l0) * delta_[0] / h_[0], u1 = double(l1) * delta_[1] / h_[1];
-        double v = kernel_at_distance(unit, std::sqrt(u0 * u0 + u1 * u1));
-        if (squared) v *= v;
-        const index i0 = l0 >= 0 ? l0 : p[0] + l0, i1 = l1 >= 0 ? l1 : p[1] + l1;
-        sig[i0 * plan.p1() + i1] = v;
+        const double v = row[l1 < 0 ? -l1 : l1];
+        out[l1 >= 0 ? l1 : p[1] + l1] = squared ? v * v : v;
       }
-    return plan.forward();
+    }
+    auto f = plan.forward();
+    step.add(1);
+    return f;
+  };
+  auto forward_grid = [&](const std::vector<double>& v) {
+    auto f = plan.forward_grid(v, g_[0], g_[1]);
+    step.add(1);
+    return f;
+  };
+  auto convolve = [&](const std::vector<std::complex<double>>& a,
+                      const std::vector<std::complex<double>>& b) {
+    auto r = plan.convolve(a, b, g_[0], g_[1]);
+    step.add(1);
+    return r;
   };
   sums out;
   const auto fk = kernel_signal(false);
-  const auto fc = plan.forward_grid(c_, g_[0], g_[1]);
-  out.s0 = plan.convolve(fc, fk, g_[0], g_[1]);
-  if (!cy_.empty()) out.t0 = plan.convolve(plan.forward_grid(cy_, g_[0], g_[1]), fk, g_[0], g_[1]);
-  if (with_q) out.q0 = plan.convolve(fc, kernel_signal(true), g_[0], g_[1]);
+  const auto fc = forward_grid(c_);
+  out.s0 = convolve(fc, fk);
+  if (!cy_.empty()) out.t0 = convolve(forward_grid(cy_), fk);
+  if (with_q) out.q0 = convolve(fc, kernel_signal(true));
   return out;
 }
 

@@ -12,7 +12,9 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "kernelformer/kernels.hpp"
@@ -47,6 +49,12 @@ class binned_2d {
   bool inside(double a0, double a1) const;
 
   std::array<index, 2> cells() const { return g_; }
+  // Frees the binned counts (c, cy, cyy) once the sums that need them are computed.
+  void release_bins() {
+    c_ = {};
+    cy_ = {};
+    cyy_ = {};
+  }
   const std::vector<double>& c() const { return c_; }
   const std::vector<double>& cy() const { return cy_; }
   const std::vector<double>& cyy() const { return cyy_; }
@@ -61,16 +69,32 @@ class binned_2d {
 // std::invalid_argument for kernels not integrable in 2-D (cauchy; rational quadratic, α ≤ 1).
 double kernel_integral_2d(const any_kernel& k);
 
+// The grid of a 2-D Nadaraya–Watson smoother with its convolved sums Σ K, Σ K y and Σ K²: what
+// the fit keeps (regression_fit::binned2d_grid) so predictions inside the data's box read it
+// instead of binning and transforming again (7 transforms and a pass over the data saved).
+struct nw_binned2d_grid {
+  std::array<double, 2> lo, hi, h;
+  double cells_per_h;
+  std::string kernel;  // kernel_name of the spec's kernel (a fit whose kernel changed rebins)
+  binned_2d bd;        // its counts released once the criteria are summed
+  binned_2d::sums sm;
+};
+
 // Nadaraya–Watson in two columns on the binned grid (regression_spec's kernel and its two
 // bandwidths). Points outside the grid or with Σ K < K(0) (less than one point's weight) are left
 // undefined for the caller to evaluate exactly. The criteria are sums over bins, as in 1-D.
+// prepared: a grid from nw_binned2d_criteria, used when it is the grid these queries need (the
+// same bandwidths and cells, no query widening it); otherwise the data are binned anew.
 regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                                      std::span<const double> y, const_matrix_view<double> xq,
-                                     bool at_training, double cells_per_h);
+                                     bool at_training, double cells_per_h,
+                                     const nw_binned2d_grid* prepared = nullptr);
 // undefined_rows (optional): the training points where nw_binned2d_evaluate would leave the
 // fit undefined (Σ K < K(0)), from the same grid — the fit's summary needs no second pass.
+// keep (optional): receives the grid with Σ K² too, for later predictions.
 criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_view<double> x,
                                       std::span<const double> y, double cells_per_h,
-                                      std::vector<index>* undefined_rows = nullptr);
+                                      std::vector<index>* undefined_rows = nullptr,
+                                      std::shared_ptr<const nw_binned2d_grid>* keep = nullptr);
 
 }  // namespace kf::detail

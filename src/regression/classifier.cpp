@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kernelformer/masks.hpp"
+#include "kernelformer/progress.hpp"
 #include "kernelformer/smooth.hpp"
 
 namespace kf {
@@ -160,12 +161,14 @@ classify_fit classify_fit_data(classify_spec spec, const_matrix_view<double> x,
     const index k_max = std::min(spec.k_max, n - 1);
     if (k_max < 1) throw std::invalid_argument("knn: --k-max must be at least 1");
     double best = INFINITY;
+    progress_step step("choosing k", k_max, static_cast<bool>(progress));
     for (index k = 1; k <= k_max; ++k) {
       spec.k = k;
       const double v = criterion_value(spec, x, labels, num_classes);
       f.curve.push_back({double(k), {double(k)}, v});
       if (v < best) best = v, f.spec.k = k;
       if (progress) progress(static_cast<int>(k), static_cast<int>(k_max));
+      step.set(k);
     }
     spec.k = f.spec.k;
     f.at_search_boundary = spec.k == k_max && k_max < n - 1;

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "kernelformer/masks.hpp"
+#include "kernelformer/progress.hpp"
 #include "kernelformer/smooth.hpp"
 #include "regression/binned2d.hpp"
 #include "regression/kde_binned.hpp"
@@ -90,10 +91,22 @@ std::vector<double> log_sums_local(const any_kernel& k, const std::vector<double
     return lse;
   }
   matrix<double> v(x.rows, 0), out(q.rows, 0);
-  // Row i is point self + i: keys j ≤ self + i − 1 and j ≥ self + i + 1.
-  const mask msk =
-      self >= 0 ? mask::causal(self - 1) | mask::window(-(self + 1), x.rows) : mask::none();
-  smooth_forward<double>(out.view(), lse, q, x, v.cview(), kk, msk, opt);
+  // Rows are independent: a long call (over ~2·10^8 pairs) runs in blocks of rows, reporting
+  // progress between them.
+  const index rows_per_block =
+      double(q.rows) * double(x.rows) > 2e8 ? std::max<index>(1024, (q.rows + 63) / 64) : q.rows;
+  progress_step step(fmt::format("exact sums over all pairs ({} x {})", q.rows, x.rows), q.rows);
+  for (index r0 = 0; r0 < q.rows; r0 += rows_per_block) {
+    const index m = std::min(rows_per_block, q.rows - r0);
+    // Row i is point s + i (s = self + r0): keys j ≤ s + i − 1 and j ≥ s + i + 1.
+    const index s = self + r0;
+    const mask msk =
+        self >= 0 ? mask::causal(s - 1) | mask::window(-(s + 1), x.rows) : mask::none();
+    smooth_forward<double>(out.view().block(r0, 0, m, 0),
+                           std::span<double>(lse.data() + r0, static_cast<std::size_t>(m)),
+                           q.block(r0, 0, m, q.cols), x, v.cview(), kk, msk, opt);
+    step.set(r0 + m);
+  }
   return lse;
 }
 

@@ -12,6 +12,8 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "kernelformer/progress.hpp"
+
 namespace kf::detail {
 namespace {
 
@@ -331,7 +333,9 @@ kde2d_sums kde2d_kernel_sums(const any_kernel& kernel, const_matrix_view<double>
   const auto sm = bd.convolve(unit, false);
   kde2d_sums r;
   r.s.assign(static_cast<std::size_t>(at.rows), 0.0);
+  progress_step step(fmt::format("evaluating at {} points", at.rows), at.rows);
   for (index i = 0; i < at.rows; ++i) {
+    step.tick(i);
     const double v = bd.inside(at(i, 0), at(i, 1)) ? bd.read(sm.s0, at(i, 0), at(i, 1)) : 0.0;
     if (v >= 1e-3 * k0)
       r.s[static_cast<std::size_t>(i)] = v;

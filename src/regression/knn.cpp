@@ -1,6 +1,8 @@
 // k nearest neighbors by a sorted copy (1-D) or a k-d tree (nanoflann), see knn.hpp.
 #include "regression/knn.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernelformer/progress.hpp"
 #include "regression/kd_tree.hpp"
 
 namespace kf::detail {
@@ -149,12 +152,14 @@ regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<doub
   r.sum_l2.assign(nqu, 0.0);
   r.defined.assign(nqu, 1);
   if (at_training) r.self_weight.assign(nqu, 0.0);
+  progress_step step(fmt::format("neighbor queries ({} points)", nq), nq);
 #pragma omp parallel
   {
     std::vector<index> idx(static_cast<std::size_t>(k));
     std::vector<double> dist(static_cast<std::size_t>(k)), q(static_cast<std::size_t>(xq.cols));
 #pragma omp for schedule(static)
     for (index i = 0; i < nq; ++i) {
+      step.tick(i);
       for (index c = 0; c < xq.cols; ++c) q[static_cast<std::size_t>(c)] = xq(i, c);
       const index m = search.query(q.data(), k, idx.data(), dist.data());
       const auto f =
@@ -177,12 +182,14 @@ knn_training knn_training_pass(const regression_spec& spec, const knn_search& se
   t.self_weight.assign(nu, 0.0);
   t.loo_residuals.assign(nu, std::numeric_limits<double>::infinity());
   const auto& order = search.locality_order();
+  progress_step step(fmt::format("the fit's neighbors ({} points, k = {})", n, k), n);
 #pragma omp parallel
   {
     std::vector<index> idx(static_cast<std::size_t>(k + 1));
     std::vector<double> dist(static_cast<std::size_t>(k + 1)), q(static_cast<std::size_t>(x.cols));
 #pragma omp for schedule(dynamic, 1024)
     for (index r = 0; r < n; ++r) {
+      step.tick(r);
       const index i = order[static_cast<std::size_t>(r)];
       const auto iu = static_cast<std::size_t>(i);
       for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
@@ -210,6 +217,7 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_sear
   k_max = std::min(k_max, n - 1);
   std::vector<double> total(static_cast<std::size_t>(std::max<index>(k_max, 0)), 0.0);
   if (k_max < 1) return total;
+  progress_step step(fmt::format("choosing k by LOO-CV (1..{}, {} points)", k_max, n), n);
 #pragma omp parallel
   {
     std::vector<double> local(total.size(), 0.0);
@@ -218,6 +226,7 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_sear
         q(static_cast<std::size_t>(x.cols));
 #pragma omp for schedule(dynamic, 1024)
     for (index r = 0; r < n; ++r) {
+      step.tick(r);
       const index i = order[static_cast<std::size_t>(r)];
       for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
       index m = search.query(q.data(), k_max + 1, idx.data(), dist.data());

@@ -1,8 +1,13 @@
 // Nadaraya–Watson in two columns on the bilinear-binned grid (see binned2d.hpp).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <optional>
 
+#include "kernelformer/progress.hpp"
 #include "kernelformer/regression/binned.hpp"
 #include "regression/binned2d.hpp"
 
@@ -47,17 +52,29 @@ grid_setup setup(const regression_spec& spec, const_matrix_view<double> x,
 
 regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                                      std::span<const double> y, const_matrix_view<double> xq,
-                                     bool at_training, double cells_per_h) {
+                                     bool at_training, double cells_per_h,
+                                     const nw_binned2d_grid* prepared) {
   const grid_setup g = setup(spec, x, xq);
-  const binned_2d bd(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{});
-  const auto sm = bd.convolve(g.unit, true);
+  std::optional<binned_2d> own;
+  binned_2d::sums own_sums;
+  const bool reuse = prepared != nullptr && prepared->lo == g.lo && prepared->hi == g.hi &&
+                     prepared->h == g.h && prepared->cells_per_h == cells_per_h &&
+                     prepared->kernel == kernel_name(spec.kernel) && !prepared->sm.q0.empty();
+  if (!reuse) {
+    own.emplace(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{});
+    own_sums = own->convolve(g.unit, true);
+  }
+  const binned_2d& bd = reuse ? prepared->bd : *own;
+  const binned_2d::sums& sm = reuse ? prepared->sm : own_sums;
   regression_eval r;
   const auto nq = static_cast<std::size_t>(xq.rows);
   r.fit.assign(nq, 0.0);
   r.sum_l2.assign(nq, 0.0);
   r.defined.assign(nq, 0);
   if (at_training) r.self_weight.assign(nq, 0.0);
+  progress_step step(fmt::format("evaluating at {} points", xq.rows), xq.rows);
   for (index i = 0; i < xq.rows; ++i) {
+    step.tick(i);
     const auto iu = static_cast<std::size_t>(i);
     const double a0 = xq(i, 0), a1 = xq(i, 1);
     const double s0 = bd.inside(a0, a1) ? bd.read(sm.s0, a0, a1) : 0.0;
@@ -77,12 +94,22 @@ regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_v
 
 criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_view<double> x,
                                       std::span<const double> y, double cells_per_h,
-                                      std::vector<index>* undefined_rows) {
+                                      std::vector<index>* undefined_rows,
+                                      std::shared_ptr<const nw_binned2d_grid>* keep) {
   const_matrix_view<double> no_queries = x;
   no_queries.rows = 0;
   const grid_setup g = setup(spec, x, no_queries);
-  const binned_2d bd(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{});
-  const auto sm = bd.convolve(g.unit, false);
+  auto grid = std::make_shared<nw_binned2d_grid>(
+      nw_binned2d_grid{g.lo,
+                       g.hi,
+                       g.h,
+                       cells_per_h,
+                       std::string(kernel_name(spec.kernel)),
+                       binned_2d(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{}),
+                       {}});
+  const binned_2d& bd = grid->bd;
+  grid->sm = bd.convolve(g.unit, keep != nullptr);
+  const binned_2d::sums& sm = grid->sm;
   if (undefined_rows != nullptr) {
     undefined_rows->clear();
     for (index i = 0; i < x.rows; ++i)
@@ -101,6 +128,10 @@ criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_
     c.df += cc[q] * self;
     const double denom = 1.0 - self;
     loo += denom > 1e-10 ? sq / (denom * denom) : kInf;
+  }
+  if (keep != nullptr) {
+    grid->bd.release_bins();  // predictions read the sums only
+    *keep = std::move(grid);
   }
   const double nn = double(x.rows);
   c.loo_cv = loo / nn;

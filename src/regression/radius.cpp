@@ -7,12 +7,15 @@
 // coordinates about the query, z_j = (1, (x_j − x)/h): S = Σ K z zᵀ, T = Σ K y z,
 // Q = Σ K² z zᵀ, a = S⁻¹ e₀; ŷ = aᵀT, Σℓ² = aᵀQa, ℓ_self = K(0) a₀ — falling back to NW where
 // the window's covariance in bandwidth units has an eigenvalue ≤ 1e-9, as the all-pairs route.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <type_traits>
 
 #include "detail/eigen.hpp"
+#include "kernelformer/progress.hpp"
 #include "regression/kd_tree.hpp"
 #include "regression/smoother_routes.hpp"
 
@@ -104,12 +107,14 @@ regression_eval radius_pass(const Kern& unit, const Tree& tree, const matrix<dou
   r.defined.assign(nqu, 0);
   if (at_training) r.self_weight.assign(nqu, 0.0);
   index undefined = 0, fallback = 0;
+  progress_step step(fmt::format("exact sums over each support (k-d tree, {} points)", nq), nq);
 #pragma omp parallel reduction(+ : undefined, fallback)
   {
     window_accumulator<Kern> w(xs, y, unit, ll);
     const nanoflann::SearchParams params(32, 0.0, false);
 #pragma omp for schedule(dynamic, 256)
     for (index i = 0; i < nq; ++i) {
+      step.tick(i);
       w.start(&qs(i, 0));
       tree.findNeighbors(w, &qs(i, 0), params);
       const local_quantities l = window_fit(w, k0);
@@ -188,8 +193,11 @@ std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_vi
         if constexpr (std::is_same_v<Tree, std::monostate>) {
           throw std::logic_error("radius_kernel_sums: no tree");
         } else if constexpr (K::compact) {
+          progress_step step(
+              fmt::format("exact sums over each support (k-d tree, {} points)", q.rows), q.rows);
 #pragma omp parallel for schedule(dynamic, 256)
           for (index i = 0; i < q.rows; ++i) {
+            step.tick(i);
             sum_accumulator<K> acc{kern};
             if (!self.empty())
               acc.skip = static_cast<std::size_t>(self[static_cast<std::size_t>(i)]);

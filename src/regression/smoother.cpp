@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "kernelformer/progress.hpp"
 #include "kernelformer/regression/binned.hpp"
 #include "kernelformer/smooth.hpp"
 #include "regression/binned2d.hpp"
@@ -113,7 +114,9 @@ void binned_each(const regression_spec& spec, std::span<const double> x, std::sp
   auto rd = [&](const std::vector<double>& v, double at) {
     return v.empty() ? 0.0 : binned_data::read(m, v, at);
   };
+  progress_step step(fmt::format("evaluating at {} points", xq.rows), xq.rows);
   for (std::size_t i = 0; i < static_cast<std::size_t>(xq.rows); ++i) {
+    step.tick(static_cast<index>(i));
     const double at = xq(static_cast<index>(i), 0);
     if (at < xmin || at > xmax) {  // extrapolation amplifies binning error: exact instead
       fn(i, nullptr);
@@ -181,9 +184,12 @@ criterion_values criteria_binned(const regression_spec& spec, const binned_data&
 
 }  // namespace
 
-regression_eval regression_evaluate(const regression_spec& spec, const_matrix_view<double> x,
-                                    std::span<const double> y, const_matrix_view<double> xq,
-                                    bool at_training) {
+namespace {
+
+// regression_evaluate, with the fit's 2-D grid when it has one (regression_predict).
+regression_eval evaluate(const regression_spec& spec, const_matrix_view<double> x,
+                         std::span<const double> y, const_matrix_view<double> xq, bool at_training,
+                         const detail::nw_binned2d_grid* grid2d) {
   check_regression_data(x, y);
   const index n = x.rows, d = x.cols, nq = xq.rows;
   if (xq.cols != d)
@@ -198,10 +204,10 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
   if (use_binned(spec, n, d) || use_binned2d(spec, n, d)) {
     (void)regression_bandwidths(spec, d);  // validates
     std::vector<double> hold;
-    regression_eval r = d == 2
-                            ? detail::nw_binned2d_evaluate(spec, x, y, xq, at_training,
-                                                           detail::binned2d_settings{}.cells_per_h)
-                            : evaluate_binned(spec, column0(x, hold), y, xq, at_training);
+    regression_eval r =
+        d == 2 ? detail::nw_binned2d_evaluate(spec, x, y, xq, at_training,
+                                              detail::binned2d_settings{}.cells_per_h, grid2d)
+               : evaluate_binned(spec, column0(x, hold), y, xq, at_training);
     if (r.undefined == 0) return r;
     // Points beyond the binned kernel's reach (a truncated gaussian far from the data): evaluate
     // them exactly, so both paths share one policy.
@@ -231,6 +237,14 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
       detail::support_fraction(spec, x) <= detail::kRadiusMaxFraction)
     return detail::radius_evaluate(spec, x, y, xq, at_training);
   return detail::evaluate_all_pairs(spec, x, y, xq, at_training);
+}
+
+}  // namespace
+
+regression_eval regression_evaluate(const regression_spec& spec, const_matrix_view<double> x,
+                                    std::span<const double> y, const_matrix_view<double> xq,
+                                    bool at_training) {
+  return evaluate(spec, x, y, xq, at_training, nullptr);
 }
 
 std::string regression_route(const regression_spec& spec, index n, index d) {
@@ -378,7 +392,8 @@ criterion_values fit_diagnostics(regression_fit& f) {
     // One grid for the criteria and the points it leaves undefined; those are evaluated
     // exactly, as regression_evaluate does.
     std::vector<index> rows;
-    cv = detail::nw_binned2d_criteria(spec, x, y, detail::binned2d_settings{}.cells_per_h, &rows);
+    cv = detail::nw_binned2d_criteria(spec, x, y, detail::binned2d_settings{}.cells_per_h, &rows,
+                                      &f.binned2d_grid);
     f.undefined = 0;
     if (rows.empty()) return cv;
     matrix<double> sub(static_cast<index>(rows.size()), 2);
@@ -592,7 +607,7 @@ regression_prediction regression_predict(const regression_fit& fit, const_matrix
                      !fit.spec.exact && xq.cols == fit.x.cols();
   const regression_eval e =
       reuse ? detail::knn_evaluate(fit.spec, fit.x.cview(), fit.y, xq, false, fit.knn_index.get())
-            : regression_evaluate(fit.spec, fit.x.cview(), fit.y, xq, false);
+            : evaluate(fit.spec, fit.x.cview(), fit.y, xq, false, fit.binned2d_grid.get());
   regression_prediction p;
   p.fit = e.fit;
   p.defined = e.defined;

@@ -10,11 +10,13 @@
 // fit, the hat-matrix diagonal and Σ ℓ_j² for the standard error.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
 #include "detail/eigen.hpp"
+#include "kernelformer/progress.hpp"
 #include "kernelformer/smooth.hpp"
 #include "regression/smoother_routes.hpp"
 
@@ -136,8 +138,19 @@ all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<dou
   ps.out = matrix<double>(nq, nv);
   ps.out_sq = matrix<double>(nq, nv);
   ps.lse.resize(static_cast<std::size_t>(nq));
-  smooth_forward_sq<double>(ps.out.view(), ps.out_sq.view(), ps.lse, xq,
-                            x.block(b.lo, 0, b.size(), d), v.cview(), kern, msk, opt);
+  // Each query row's sums are independent of the others', so a long call (over ~2·10^8 pairs)
+  // runs in blocks of query rows, reporting progress between them; the results are the same.
+  const index rows_per_block =
+      double(nq) * double(b.size()) > 2e8 ? std::max<index>(1024, (nq + 63) / 64) : nq;
+  progress_step step(fmt::format("exact sums over all pairs ({} x {})", nq, b.size()), nq);
+  for (index q0 = 0; q0 < nq; q0 += rows_per_block) {
+    const index m = std::min(rows_per_block, nq - q0);
+    std::span<double> lse_block(ps.lse.data() + q0, static_cast<std::size_t>(m));
+    smooth_forward_sq<double>(
+        ps.out.view().block(q0, 0, m, nv), ps.out_sq.view().block(q0, 0, m, nv), lse_block,
+        xq.block(q0, 0, m, d), x.block(b.lo, 0, b.size(), d), v.cview(), kern, msk, opt);
+    step.set(q0 + m);
+  }
   if (spec.shard.active()) merge_over_shards(ps, spec.shard);
   return ps;
 }

@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "kernelformer/progress.hpp"
 #include "kernelformer/regression/binned.hpp"
 #include "regression/smoother_routes.hpp"
 
@@ -129,6 +130,8 @@ void sweep(std::span<const double> xs, std::span<const double> ys, std::span<con
   }
   const std::size_t n = xs.size();
   const auto nb = static_cast<std::ptrdiff_t>(blocks.size());
+  progress_step step(fmt::format("exact sums over sorted windows ({} points)", qs.size()),
+                     static_cast<index>(qs.size()));
 #pragma omp parallel
   {
     power_sums left{std::vector<double>(std::size_t(p.r1 + 1)),
@@ -139,6 +142,7 @@ void sweep(std::span<const double> xs, std::span<const double> ys, std::span<con
 #pragma omp for schedule(dynamic, 4)
     for (std::ptrdiff_t bi = 0; bi < nb; ++bi) {
       const auto [a, e] = blocks[std::size_t(bi)];
+      step.add(static_cast<index>(e - a));
       const double c = qs[a] + w / 2;
       const double x0 = qs[a];
       std::size_t lo = std::size_t(std::lower_bound(xs.begin(), xs.end(), x0 - h) - xs.begin());

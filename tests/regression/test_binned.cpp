@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "kernelformer/regression/binned.hpp"
 #include "kernelformer/regression/smoother.hpp"
@@ -245,6 +247,60 @@ TEST(Binned2d, NadarayaWatsonMatchesExact) {
     const auto cr = regression_criteria(exact, x.cview(), y);
     EXPECT_NEAR(cf.loo_cv, cr.loo_cv, 2e-3 * cr.loo_cv);
     EXPECT_NEAR(cf.df, cr.df, 2e-3 * cr.df);
+  }
+}
+
+// The summary-only 2-D fit keeps its grid and sums; predictions inside the data's box read them
+// (no second binning), those beyond it rebin on a wider grid. Both against Nadaraya–Watson
+// summed directly here, and equal to the full fit's predictions (which bin anew).
+TEST(Binned2dFit, SummaryOnlyFitPredictsFromItsGridAndMatchesADirectSum) {
+  const index n = 6001;
+  const auto x = test::random_matrix<double>(n, 2, 41, 0, 4);
+  std::vector<double> y(static_cast<std::size_t>(n));
+  for (index i = 0; i < n; ++i)
+    y[static_cast<std::size_t>(i)] = std::sin(2 * x(i, 0)) + x(i, 1) * x(i, 1) / 4;
+  const double yrange = 1 + 4 + 1;  // sin ∈ [−1, 1], x₁²/4 ∈ [0, 4]: a bound on the range
+  const auto inside = test::random_matrix<double>(40, 2, 42, 0.2, 3.8);
+  const auto wider = test::random_matrix<double>(40, 2, 43, -0.6, 4.6);
+  // K(r) of |u| in bandwidth units, written out (the kernels' documented formulas).
+  const std::vector<std::pair<any_kernel, double (*)(double)>> kernels = {
+      {kernel_gaussian{}, [](double r) { return std::exp(-r * r / 2); }},
+      {kernel_laplacian{}, [](double r) { return std::exp(-r); }},
+      {kernel_epanechnikov{}, [](double r) { return std::max(1 - r * r, 0.0); }}};
+  for (const auto& [k, kernel_of] : kernels) {
+    SCOPED_TRACE(std::string(kernel_name(k)));
+    regression_spec full;
+    full.kernel = k;
+    full.bandwidth = {0.35, 0.3};
+    regression_spec lean = full;
+    lean.per_point = false;
+    const auto a = regression_fit_data(full, x.cview(), y, bandwidth_criterion::fixed);
+    const auto b = regression_fit_data(lean, x.cview(), y, bandwidth_criterion::fixed);
+    EXPECT_EQ(a.binned2d_grid, nullptr);
+    ASSERT_NE(b.binned2d_grid, nullptr);
+    for (const auto* q : {&inside, &wider}) {
+      const auto pa = regression_predict(a, q->cview());
+      const auto pb = regression_predict(b, q->cview());
+      for (index i = 0; i < q->rows(); ++i) {
+        const auto iu = static_cast<std::size_t>(i);
+        double s0 = 0, s1 = 0;
+        for (index j = 0; j < n; ++j) {
+          const double u0 = ((*q)(i, 0) - x(j, 0)) / 0.35, u1 = ((*q)(i, 1) - x(j, 1)) / 0.3;
+          const double w = kernel_of(std::sqrt(u0 * u0 + u1 * u1));
+          s0 += w;
+          s1 += w * y[static_cast<std::size_t>(j)];
+        }
+        if (s0 == 0) {  // a compact kernel beyond the data: no point has weight
+          EXPECT_FALSE(pb.defined[iu]) << i;
+          EXPECT_FALSE(pa.defined[iu]) << i;
+          continue;
+        }
+        ASSERT_TRUE(pb.defined[iu]) << i;
+        EXPECT_NEAR(pb.fit[iu], s1 / s0, 2e-3 * yrange) << i;
+        EXPECT_NEAR(pb.fit[iu], pa.fit[iu], 1e-12 * yrange) << i;
+        EXPECT_NEAR(pb.se[iu], pa.se[iu], 1e-12 + 1e-9 * pa.se[iu]) << i;
+      }
+    }
   }
 }
 

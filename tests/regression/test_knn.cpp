@@ -150,7 +150,11 @@ TEST(KnnFit, PredictionsReuseTheFitsSearchWhichOutlivesItsData) {
       first = regression_predict(fit, q.cview());
       const regression_eval fresh =
           regression_evaluate(fit.spec, x.cview(), fit.y, q.cview(), false);
-      for (std::size_t i = 0; i < first.fit.size(); ++i) EXPECT_EQ(first.fit[i], fresh.fit[i]);
+      for (std::size_t i = 0; i < first.fit.size(); ++i) {
+        EXPECT_EQ(first.fit[i], fresh.fit[i]);
+        // and both are the k-nearest mean, found here by sorting all distances
+        EXPECT_NEAR(first.fit[i], brute_mean(x, fit.y, &q(static_cast<index>(i), 0), 7, -1), 1e-12);
+      }
       copy = fit;
     }
     const auto again = regression_predict(copy, q.cview());

@@ -28,6 +28,7 @@ namespace kf {
 
 namespace detail {
 class knn_search;
+struct nw_binned2d_grid;
 }  // namespace detail
 
 enum class regression_method { nw, local_linear, knn };
@@ -95,6 +96,9 @@ struct regression_fit {
   index undefined = 0;
   // knn: the neighbor search built by the fit, reused by regression_predict (opaque).
   std::shared_ptr<const detail::knn_search> knn_index;
+  // 2-D binned nw without per-point diagnostics: the fit's grid and sums, which
+  // regression_predict reads for points that need no wider grid (opaque).
+  std::shared_ptr<const detail::nw_binned2d_grid> binned2d_grid;
 };
 
 struct regression_prediction {
