@@ -10,6 +10,7 @@
 set(KF_PRIMITIVE_SOURCES
   src/kernels.cpp
   src/masks.cpp
+  src/progress.cpp
   src/smooth/smooth.cpp
   src/smooth/route.cpp
   src/smooth/tiles/scratch.cpp
@@ -33,7 +34,6 @@ set(KF_CORE_SOURCES
   ${KF_PRIMITIVE_SOURCES}
   src/io/npy.cpp
   src/io/csv.cpp
-  src/progress.cpp
   src/io/atomic_file.cpp
   src/io/mapped_file.cpp
   src/text/tokenizer.cpp
