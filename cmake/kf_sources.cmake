@@ -65,19 +65,23 @@ set(KF_REGRESSION_SOURCES
 )
 set(KF_VIZ_SOURCES
   src/viz/plot.cpp
+  src/viz/report.cpp
 )
 set(KF_MODEL_SOURCES
   src/model/sequence_regressor.cpp
   src/model/checkpoint.cpp
   src/model/periodic_experiment.cpp
+  src/model/periodic_reference.cpp
   src/model/token_model.cpp
   src/model/generation.cpp
   src/model/lm_train.cpp
   src/explore/attention_fit.cpp
+  src/explore/demos.cpp
   src/explore/explorer.cpp
   src/explore/explorer_head.cpp
   src/explore/head_kernel.cpp
   src/explore/inspect.cpp
+  src/explore/trained_demos.cpp
   src/viz/attention_html.cpp
   src/viz/attention_html_page.cpp
 )

@@ -196,5 +196,6 @@ void add_attention(CLI::App& app);
 void add_serve(CLI::App& app);
 void add_report(CLI::App& app);
 void add_experiment(CLI::App& app);
+void add_experiment_lm(CLI::App* experiment);  // kf experiment lm (cmd_experiment_lm.cpp)
 
 }  // namespace kf::cli

@@ -7,12 +7,12 @@
 #include <limits>
 #include <map>
 #include <numbers>
-#include <numeric>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
+#include "kernelformer/explore/demos.hpp"
 #include "kernelformer/explore/explorer_head.hpp"
-#include "kernelformer/explore/seed001_data.hpp"
 #include "kernelformer/masks.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "kernelformer/smooth.hpp"
@@ -220,12 +220,9 @@ explorer_data explorer_make_data(const explorer_request& r) {
   explorer_data d;
   d.lo = f.lo, d.hi = f.hi;
   if (f.name == "seed001_numpy") {
-    std::vector<std::size_t> order(demo::seed001_x.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::sort(order.begin(), order.end(),
-              [](std::size_t a, std::size_t b) { return demo::seed001_x[a] < demo::seed001_x[b]; });
-    for (std::size_t i : order)
-      d.x.push_back(demo::seed001_x[i]), d.y.push_back(demo::seed001_y[i]);
+    auto s = demo::seed001_sorted();  // the data of kf demo and the report's seed-001 section
+    d.x = std::move(s.x);
+    d.y = std::move(s.y);
   } else {
     std::mt19937_64 rng(r.seed);
     std::uniform_real_distribution<double> u(d.lo, d.hi);

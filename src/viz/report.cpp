@@ -1,0 +1,186 @@
+#include "kernelformer/viz/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <utility>
+
+namespace kf::viz {
+namespace {
+
+// The page's style sheet: one column of readable width, figures scaled to it, plain tables.
+constexpr std::string_view kStyle =
+    R"(body { font-family: "DejaVu Sans", system-ui, sans-serif; max-width: 1000px; margin: 2em auto;
+       padding: 0 1em; color: #1f2328; line-height: 1.5; }
+h1 { font-size: 1.7em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #d0d7de;
+  padding-bottom: 0.2em; margin-top: 2.2em; }
+figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: 0.93em; color: #424a53; } .files { font-size: 0.85em; }
+.files a { margin-right: 1em; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.92em; }
+caption { text-align: left; font-weight: bold; padding-bottom: 0.3em; }
+td, th { border: 1px solid #d0d7de; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f6f8fa; } td:first-child, th:first-child { text-align: left; }
+pre { background: #f6f8fa; padding: 0.8em; white-space: pre-wrap; font-size: 0.9em; }
+.subtitle { color: #57606a; }
+)";
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string r;
+  r.reserve(text.size());
+  for (char c : text) {
+    if (c == '<')
+      r += "&lt;";
+    else if (c == '>')
+      r += "&gt;";
+    else if (c == '&')
+      r += "&amp;";
+    else if (c == '"')
+      r += "&quot;";
+    else
+      r += c;
+  }
+  return r;
+}
+
+std::string csv_cell(std::string_view text) {
+  if (text.find_first_of(",\"\n") == std::string_view::npos) return std::string(text);
+  std::string r = "\"";
+  for (char c : text) r += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return r + "\"";
+}
+
+std::string format_number(double v, int digits) {
+  if (std::isnan(v)) return "—";
+  return fmt::format("{:.{}g}", v, digits);
+}
+
+std::string csv_columns(const std::vector<std::string>& names,
+                        const std::vector<const std::vector<double>*>& columns) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i) s += (i ? "," : "") + names[i];
+  s += "\n";
+  const std::size_t n = columns.empty() ? 0 : columns[0]->size();
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t c = 0; c < columns.size(); ++c)
+      s += fmt::format("{}{}", c ? "," : "", r < columns[c]->size() ? (*columns[c])[r] : NAN);
+    s += "\n";
+  }
+  return s;
+}
+
+series line_series(std::vector<double> x, std::vector<double> y, std::string label, rgb color,
+                   double width) {
+  return series{series::kind::line, std::move(x), std::move(y), {},
+                std::move(label),   color,        width,        1};
+}
+
+series point_series(std::vector<double> x, std::vector<double> y, std::string label, rgb color,
+                    double radius) {
+  return series{series::kind::points, std::move(x), std::move(y), {},
+                std::move(label),     color,        radius,       0.8};
+}
+
+// The page is assembled as two strings (the contents list and the body) and written at
+// commit(); figures and tables stage their files on the writer as they are added.
+report::report(std::string dir, report_head head) : dir_(std::move(dir)), head_(std::move(head)) {}
+
+void report::section(const std::string& id, const std::string& title,
+                     const std::string& intro_html) {
+  toc_ += fmt::format("<li><a href=\"#{}\">{}</a></li>\n", id, html_escape(title));
+  body_ += fmt::format("<section id=\"{}\"><h2>{}</h2>\n<p>{}</p>\n", id, html_escape(title),
+                       intro_html);
+}
+
+void report::end_section() { body_ += "</section>\n"; }
+
+void report::paragraph(const std::string& html) { body_ += "<p>" + html + "</p>\n"; }
+
+void report::pre(const std::string& text) { body_ += "<pre>" + html_escape(text) + "</pre>\n"; }
+
+void report::figure(const std::string& name, const viz::figure& f, const std::string& csv,
+                    const std::string& caption_html) {
+  stage_figure(name, render(f, image_format::svg), render(f, image_format::png), csv, f.title,
+               caption_html);
+}
+
+void report::heatmap(const std::string& name, const viz::heatmap& h, const std::string& csv,
+                     const std::string& caption_html) {
+  stage_figure(name, render(h, image_format::svg), render(h, image_format::png), csv, h.title,
+               caption_html);
+}
+
+void report::grid(const std::string& name, const std::vector<viz::heatmap>& panels, int columns,
+                  const std::string& title, const std::string& csv,
+                  const std::string& caption_html) {
+  stage_figure(name, render_grid(panels, columns, title, image_format::svg),
+               render_grid(panels, columns, title, image_format::png), csv, title, caption_html);
+}
+
+void report::table(const std::vector<std::string>& head,
+                   const std::vector<std::vector<std::string>>& rows,
+                   const std::string& caption_html, const std::string& csv_name) {
+  // The HTML table and its CSV copy are built side by side, cell by cell.
+  std::string h = "<table><caption>" + caption_html + "</caption>\n<tr>";
+  std::string csv;
+  for (std::size_t i = 0; i < head.size(); ++i) {
+    h += "<th>" + html_escape(head[i]) + "</th>";
+    csv += (i ? "," : "") + csv_cell(head[i]);
+  }
+  h += "</tr>\n";
+  csv += "\n";
+  for (const auto& r : rows) {
+    h += "<tr>";
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      // Appended piece by piece: GCC 12 at -O3 flags `"literal" + std::string&&` with a false
+      // -Wrestrict (GCC bug 105329), and this is cheaper anyway.
+      h.append("<td>").append(html_escape(r[i])).append("</td>");
+      csv.append(i ? "," : "").append(csv_cell(r[i]));
+    }
+    h += "</tr>\n";
+    csv += "\n";
+  }
+  h += "</table>\n";
+  if (!csv_name.empty()) {
+    writer_.stage(dir_ + "/figures/" + csv_name + ".csv", csv);
+    h += fmt::format("<p class=\"files\"><a href=\"figures/{0}.csv\">{0}.csv</a></p>\n", csv_name);
+  }
+  body_ += h;
+}
+
+// index.html: head, style, heading, subtitle, intro, contents, sections. Staged last, so the
+// page never links a file that is not there when it appears.
+void report::commit(const std::string& subtitle) {
+  const std::string html = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>{}</title>\n<style>\n{}</style></head><body>\n<h1>{}</h1>\n"
+      "<p class=\"subtitle\">{}</p>\n<p>{}</p>\n<ol>\n{}</ol>\n{}\n</body></html>\n",
+      html_escape(head_.title), kStyle, html_escape(head_.heading), html_escape(subtitle),
+      head_.intro_html, toc_, body_);
+  writer_.stage(dir_ + "/index.html", html);
+  writer_.commit();
+}
+
+// One <figure>: the SVG shown, links to SVG, PNG and (if any) CSV; numbered in page order.
+void report::stage_figure(const std::string& name, const std::string& svg, const std::string& png,
+                          const std::string& csv, const std::string& title,
+                          const std::string& caption) {
+  const std::string base = dir_ + "/figures/" + name;
+  writer_.stage(base + ".svg", svg);
+  writer_.stage(base + ".png", png);
+  if (!csv.empty()) writer_.stage(base + ".csv", csv);
+  ++figures_;
+  body_ += fmt::format(
+      "<figure id=\"fig-{0}\"><img src=\"figures/{0}.svg\" alt=\"{1}\">\n"
+      "<figcaption><b>Figure {2}. {1}.</b> {3}</figcaption>\n"
+      "<p class=\"files\"><a href=\"figures/{0}.svg\">SVG</a><a "
+      "href=\"figures/{0}.png\">PNG</a>{4}"
+      "</p></figure>\n",
+      name, html_escape(title), figures_, caption,
+      csv.empty() ? "" : fmt::format("<a href=\"figures/{}.csv\">CSV</a>", name));
+}
+
+}  // namespace kf::viz
