@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common.hpp"
 #include "kernelformer/dist/mpi.hpp"
@@ -83,6 +84,14 @@ void run(const series_options& o) {
   model::train_options to = regressor_flags_train(f, kSeriesDefaults);
   if (o.spec.horizon > 0 && o.spec.test_fraction > 0)
     throw user_error("--horizon and --test-fraction both set the test part: give one");
+  if (!(o.spec.test_fraction >= 0 && o.spec.test_fraction < 1))
+    throw user_error(
+        fmt::format("--test-fraction {}: expected a number in (0, 1)", o.spec.test_fraction));
+  if (!(o.spec.validation_fraction >= 0 && o.spec.validation_fraction < 1))
+    throw user_error(fmt::format("--validation-fraction {}: expected a number in [0, 1)",
+                                 o.spec.validation_fraction));
+  if (o.spec.window < 0 || o.spec.horizon < 0 || o.spec.period < 0)
+    throw user_error("--window, --horizon and --period must be positive");
   if (o.patience < 0) throw user_error("--patience must be >= 0 (0: no early stopping)");
   if (o.future < 0) throw user_error("--future must be >= 0");
   regressor_flags_check_outputs(f);
@@ -113,9 +122,13 @@ void run(const series_options& o) {
   }
   model::series_result r;
   {
-    progress_bar bar("forecasting (NW bandwidth, rollouts)");
+    std::optional<progress_bar> bar;  // one per phase: the NW bandwidth search, the forecasts
+    std::string phase;
     r = model::series_evaluate(d, m, o.future,
-                               [&](index done, index total) { bar.update(int(done), int(total)); });
+                               [&](const std::string& now, index done, index total) {
+                                 if (now != phase) bar.emplace(phase = now);
+                                 bar->update(int(done), int(total));
+                               });
   }
   const series_run sr{o.data, o.y, o.x, f.config, d, r, tr, m.config(), to, m.params().count()};
   const std::string summary = series_summary(sr).dump(2) + "\n";
@@ -142,17 +155,18 @@ void run(const series_options& o) {
   if (!f.out.empty()) stage_series_outputs(w, f.out, sr, summary);
   w.commit();
   if (f.quiet) return;
-  fmt::print("epochs {} (best {}{}); test RMSE, rollout / teacher-forced:\n", tr.epoch_loss.size(),
-             tr.best_epoch, tr.stopped_early ? ", stopped early" : "");
+  fmt::print("epochs {} ({}); test RMSE, rollout / teacher-forced:\n", tr.epoch_loss.size(),
+             tr.best_epoch == 0 ? "no validation tail"
+             : tr.stopped_early ? fmt::format("best {}, stopped early", tr.best_epoch)
+                                : fmt::format("best {}", tr.best_epoch));
   for (const auto& fc : r.forecasters)
     fmt::print("  {:<15} {:>11.5g} / {:<11.5g}\n", fc.name, fc.rollout.rmse,
                fc.teacher_forced.rmse);
   fmt::print("  {:<15} {:>11.5g}   (the known part's mean)\n", "mean", r.mean.rmse);
   if (!f.out.empty())
-    fmt::print(
-        "wrote {}/ (forecast.csv/png, {}test_windows.csv, loss.csv/png, acf.png, "
-        "summary.json)\n",
-        f.out, o.future > 0 ? "future.csv, " : "");
+    fmt::print("wrote {}/ (forecast.csv/png, {}test_windows.csv, loss.csv/png, {}summary.json)\n",
+               f.out, o.future > 0 ? "future.csv, " : "",
+               d.period.acf_curve.empty() ? "" : "acf.png, ");
 }
 
 }  // namespace

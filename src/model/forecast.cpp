@@ -143,7 +143,7 @@ double nw_forecaster::predict(const std::vector<double>& window) const {
 
 nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>& y, bool scaled,
                                 nw_bandwidth_rule rule, std::span<const double> series,
-                                index holdout) {
+                                index holdout, const std::function<void(int, int)>& progress) {
   if (x.rows() < 2 || static_cast<index>(y.size()) != x.rows())
     throw std::invalid_argument(fmt::format(
         "NW forecaster: {} windows and {} values (needs at least 2)", x.rows(), y.size()));
@@ -175,6 +175,7 @@ nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>
         f.validation_mse = mse;
         f.bandwidth = h;
       }
+      if (progress) progress(g + 1, 32);
     }
     return f;
   }
@@ -186,7 +187,7 @@ nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>
         s.bandwidth = {h[0]};
         return regression_criteria(s, f.keys.cview(), f.values).loo_cv;
       },
-      {1.0}, "loo_cv");
+      {1.0}, "loo_cv", progress);
   f.bandwidth = r.bandwidth[0];
   f.loo_cv = r.value;
   return f;

@@ -239,22 +239,24 @@ void check_finite(const std::string& name, const std::vector<double>& v, const c
 }  // namespace
 
 series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future,
-                              const std::function<void(index, index)>& progress) {
+                              const series_progress& progress) {
   const auto& v = d.series.values;
   const std::span<const double> known(v.data(), std::size_t(d.known)), all(v);
   const std::span<const double> truth(v.data() + d.known, std::size_t(d.horizon));
   series_result r;
-  // Units of progress: the NW fit, then every prediction (two per test step, one per future step).
-  const index total = 1 + 3 * (2 * d.horizon + future);
+  // Progress of the forecasts: every prediction (two per test step, one per future step).
+  const index total = 3 * (2 * d.horizon + future);
   index done = 0;
   auto tick = [&] {
-    if (progress) progress(++done, total);
+    if (progress) progress("forecasts", ++done, total);
   };
   // The NW forecaster's keys: every known window (training and validation), standardized.
   const std::vector<double> z = standardized(d, d.known);
   const series_windows kw = series_windows_make(z, d.window, d.window, d.known);
-  r.nw = nw_forecaster_fit(kw.x, kw.y);
-  tick();
+  r.nw = nw_forecaster_fit(kw.x, kw.y, false, nw_bandwidth_rule::loo_cv, {}, 0,
+                           [&](int done_search, int total_search) {
+                             if (progress) progress("NW bandwidth", done_search, total_search);
+                           });
   const window_predictor nw = [&](const std::vector<double>& w) {
     std::vector<double> zw = w;
     for (double& x : zw) x = (x - d.shift) / d.scale;

@@ -98,9 +98,10 @@ struct series_result {
 // m: after series_train. future: steps forecast beyond the last value (rollout from the last
 // `window` values of the whole series; the models are the ones trained without the test part).
 // Throws std::runtime_error when a forecast turns non-finite (naming the forecaster and step).
-// progress(done, total): after the NW fit (its LOO-CV search takes seconds on thousands of
-// windows) and after every prediction.
+// progress(phase, done, total): "NW bandwidth" over the LOO-CV search (seconds on thousands of
+// windows), then "forecasts" after every prediction.
+using series_progress = std::function<void(const std::string& phase, index done, index total)>;
 series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future = 0,
-                              const std::function<void(index done, index total)>& progress = {});
+                              const series_progress& progress = {});
 
 }  // namespace kf::model
