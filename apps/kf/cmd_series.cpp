@@ -4,7 +4,6 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "common.hpp"
 #include "kernelformer/dist/mpi.hpp"
@@ -95,6 +94,7 @@ void run(const series_options& o) {
   if (o.patience < 0) throw user_error("--patience must be >= 0 (0: no early stopping)");
   if (o.future < 0) throw user_error("--future must be >= 0");
   regressor_flags_check_outputs(f);
+  step_progress steps;  // a bar per long library step (reading, the NW bandwidth, forecasts)
   model::series_data d;
   try {
     d = model::series_make(read_series(o), o.spec);
@@ -120,16 +120,7 @@ void run(const series_options& o) {
     tr = model::series_train(
         d, m, to, [&](index e, index total, double) { bar.update(int(e), int(total), note); });
   }
-  model::series_result r;
-  {
-    std::optional<progress_bar> bar;  // one per phase: the NW bandwidth search, the forecasts
-    std::string phase;
-    r = model::series_evaluate(d, m, o.future,
-                               [&](const std::string& now, index done, index total) {
-                                 if (now != phase) bar.emplace(phase = now);
-                                 bar->update(int(done), int(total));
-                               });
-  }
+  const model::series_result r = model::series_evaluate(d, m, o.future);
   const series_run sr{o.data, o.y, o.x, f.config, d, r, tr, m.config(), to, m.params().count()};
   const std::string summary = series_summary(sr).dump(2) + "\n";
   io::atomic_writer w;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "kernelformer/progress.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "kernelformer/smooth.hpp"
 
@@ -143,7 +144,7 @@ double nw_forecaster::predict(const std::vector<double>& window) const {
 
 nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>& y, bool scaled,
                                 nw_bandwidth_rule rule, std::span<const double> series,
-                                index holdout, const std::function<void(int, int)>& progress) {
+                                index holdout) {
   if (x.rows() < 2 || static_cast<index>(y.size()) != x.rows())
     throw std::invalid_argument(fmt::format(
         "NW forecaster: {} windows and {} values (needs at least 2)", x.rows(), y.size()));
@@ -168,6 +169,7 @@ nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>
           "series",
           holdout, x.rows()));
     f.validation_mse = std::numeric_limits<double>::infinity();
+    progress_step step("NW forecaster: rollout-validated bandwidth", 32);
     for (int g = 0; g < 32; ++g) {
       const double h = 0.02 * std::pow(250.0, double(g) / 31.0);
       const double mse = holdout_rollout_mse(series, f, holdout, h);
@@ -175,7 +177,7 @@ nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>
         f.validation_mse = mse;
         f.bandwidth = h;
       }
-      if (progress) progress(g + 1, 32);
+      step.set(g + 1);
     }
     return f;
   }
@@ -187,7 +189,7 @@ nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>
         s.bandwidth = {h[0]};
         return regression_criteria(s, f.keys.cview(), f.values).loo_cv;
       },
-      {1.0}, "loo_cv", progress);
+      {1.0}, "loo_cv");
   f.bandwidth = r.bandwidth[0];
   f.loo_cv = r.value;
   return f;

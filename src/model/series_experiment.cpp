@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "kernelformer/progress.hpp"
+
 namespace kf::model {
 
 series_fill series_fill_parse(const std::string& name) {
@@ -238,25 +240,15 @@ void check_finite(const std::string& name, const std::vector<double>& v, const c
 
 }  // namespace
 
-series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future,
-                              const series_progress& progress) {
+series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future) {
   const auto& v = d.series.values;
   const std::span<const double> known(v.data(), std::size_t(d.known)), all(v);
   const std::span<const double> truth(v.data() + d.known, std::size_t(d.horizon));
   series_result r;
-  // Progress of the forecasts: every prediction (two per test step, one per future step).
-  const index total = 3 * (2 * d.horizon + future);
-  index done = 0;
-  auto tick = [&] {
-    if (progress) progress("forecasts", ++done, total);
-  };
   // The NW forecaster's keys: every known window (training and validation), standardized.
   const std::vector<double> z = standardized(d, d.known);
   const series_windows kw = series_windows_make(z, d.window, d.window, d.known);
-  r.nw = nw_forecaster_fit(kw.x, kw.y, false, nw_bandwidth_rule::loo_cv, {}, 0,
-                           [&](int done_search, int total_search) {
-                             if (progress) progress("NW bandwidth", done_search, total_search);
-                           });
+  r.nw = nw_forecaster_fit(kw.x, kw.y);
   const window_predictor nw = [&](const std::vector<double>& w) {
     std::vector<double> zw = w;
     for (double& x : zw) x = (x - d.shift) / d.scale;
@@ -266,10 +258,15 @@ series_result series_evaluate(const series_data& d, sequence_regressor<float>& m
       {"transformer", forecast_predictor(m)},
       {"nw", nw},
       {"seasonal_naive", seasonal_naive_predictor(d.period.period)}};
+  // One step for every prediction: two per test step (rollout, teacher-forced), one per future
+  // step, for each forecaster.
+  progress_step step(fmt::format("forecasts ({} steps, 3 forecasters)", d.horizon + future),
+                     3 * (2 * d.horizon + future));
+  index done = 0;
   for (const auto& [name, predict_one] : predictors) {
     const window_predictor predict = [&, p = predict_one](const std::vector<double>& w) {
       const double y = p(w);
-      tick();
+      step.set(++done);
       return y;
     };
     series_forecaster f;

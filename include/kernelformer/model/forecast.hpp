@@ -77,12 +77,12 @@ struct nw_forecaster {
 };
 // x, y: the training windows and next values (series_windows). The rollout rule also needs the
 // series they come from, row i of x being series[i, i + window), and holdout < x.rows().
-// progress(done, total): over the bandwidth search's criterion evaluations.
+// Progress: the LOO-CV search is a step of its own ("choosing the bandwidth", progress.hpp), the
+// rollout rule's grid one named "NW forecaster: rollout-validated bandwidth".
 nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>& y,
                                 bool scaled = false,
                                 nw_bandwidth_rule rule = nw_bandwidth_rule::loo_cv,
-                                std::span<const double> series = {}, index holdout = 0,
-                                const std::function<void(int done, int total)>& progress = {});
+                                std::span<const double> series = {}, index holdout = 0);
 
 // The seasonal period of a series: its least-squares line removed, the autocorrelation
 // r_k = Σ_t (y_t − ȳ)(y_{t+k} − ȳ) / Σ_t (y_t − ȳ)² (the biased estimator: long lags, seen over

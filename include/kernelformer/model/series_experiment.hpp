@@ -98,10 +98,8 @@ struct series_result {
 // m: after series_train. future: steps forecast beyond the last value (rollout from the last
 // `window` values of the whole series; the models are the ones trained without the test part).
 // Throws std::runtime_error when a forecast turns non-finite (naming the forecaster and step).
-// progress(phase, done, total): "NW bandwidth" over the LOO-CV search (seconds on thousands of
-// windows), then "forecasts" after every prediction.
-using series_progress = std::function<void(const std::string& phase, index done, index total)>;
-series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future = 0,
-                              const series_progress& progress = {});
+// Progress (progress.hpp): the NW forecaster's bandwidth search (seconds on thousands of
+// windows), then a step "forecasts" counting every prediction.
+series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future = 0);
 
 }  // namespace kf::model
