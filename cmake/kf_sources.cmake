@@ -72,6 +72,9 @@ set(KF_MODEL_SOURCES
   src/model/checkpoint.cpp
   src/model/periodic_experiment.cpp
   src/model/periodic_reference.cpp
+  src/model/regressor_train.cpp
+  src/model/forecast.cpp
+  src/model/series_experiment.cpp
   src/model/token_model.cpp
   src/model/generation.cpp
   src/model/lm_train.cpp

@@ -16,43 +16,39 @@
 #include "kernelformer/model/train_state.hpp"
 #include "kernelformer/viz/plot.hpp"
 #include "periodic_outputs.hpp"
+#include "train_options.hpp"
 
 namespace kf::cli {
 namespace {
 
 struct periodic_options {
-  std::string function = "sin", config = "quick", kernel = "exp_dot", save, summary, out;
-  std::uint64_t seed = 0;
-  index epochs = 0, batch = 0;  // 0: the configuration's default
-  double lr = 0;
-  bool norm_first = false, scale_inputs = false, cosine_lr = false, quiet = false;
-  double clip = 0;
-  double dropout = -1;  // < 0: the configuration's (0.1, as in seed 003's code)
-  std::string resume;   // a checkpoint written by --save-every
+  std::string function = "sin";
+  regressor_flags train;  // the options every kf train of the regressor shares
+  std::string resume;     // a checkpoint written by --save-every
   index save_every = 0;
 };
 
 // The protocol's settings (Adam 1e-3, batch 512, 100 epochs); quick: 20 epochs of 64 at 3e-3.
-index default_epochs(const std::string& config) { return config == "quick" ? 20 : 100; }
-index default_batch(const std::string& config) { return config == "quick" ? 64 : 512; }
-double default_lr(const std::string& config) { return config == "quick" ? 3e-3 : 1e-3; }
+const regressor_defaults kPeriodicDefaults{
+    20,
+    100,
+    64,
+    512,
+    3e-3,
+    1e-3,
+    "epochs (default: 20 quick, 100 otherwise)",
+    "MODEL.safetensors (PyTorch state_dict names)",
+    "SUMMARY.json: test_mse_rollout, epoch_seconds_median, …",
+    "directory: loss.csv/png, prediction.csv/png (Fig. 3), attention.csv/png (Fig. 4), "
+    "summary.json"};
 
 // The options that define a run: a resume must repeat them (train_state_check_run).
 std::map<std::string, std::string> run_options(const periodic_options& o,
                                                const model::regressor_config& cfg,
                                                const model::train_options& to) {
-  return {{"--function", o.function},
-          {"--config", o.config},
-          {"--kernel", kernel_format(cfg.block.kernel)},
-          {"--seed", std::to_string(o.seed)},
-          {"--epochs", std::to_string(to.epochs)},
-          {"--batch", std::to_string(to.batch)},
-          {"--lr", fmt::format("{:.17g}", to.lr)},
-          {"--clip", fmt::format("{:.17g}", to.clip)},
-          {"--dropout", fmt::format("{:.17g}", cfg.block.dropout)},
-          {"--cosine-lr", to.cosine_lr ? "true" : "false"},
-          {"--pre-ln", cfg.block.norm_first ? "true" : "false"},
-          {"--scale-inputs", cfg.scale_inputs ? "true" : "false"}};
+  auto run = regressor_flags_run(o.train, cfg, to);
+  run["--function"] = o.function;
+  return run;
 }
 
 // --resume: the checkpoint's weights into m, its training state out; every failure names the
@@ -77,52 +73,32 @@ model::train_state load_resume(const std::string& path, model::sequence_regresso
   }
 }
 
-void run(const periodic_options& o) {
+void run(const periodic_options& p) {
+  const regressor_flags& o = p.train;
   model::periodic_function fn;
-  model::regressor_config cfg;
   try {
-    fn = model::periodic_function_parse(o.function);
-    cfg = model::periodic_config(o.config);
-    cfg.block.kernel = kernel_parse(o.kernel);
+    fn = model::periodic_function_parse(p.function);
   } catch (const std::invalid_argument& e) {
     throw user_error(e.what());
   }
-  cfg.block.norm_first = o.norm_first;
-  cfg.scale_inputs = o.scale_inputs;
-  if (o.dropout >= 1 || !std::isfinite(o.dropout))
-    throw user_error(fmt::format("--dropout {}: expected a probability in [0, 1)", o.dropout));
-  if (o.dropout >= 0) cfg.block.dropout = o.dropout;
-  if (o.epochs < 0) throw user_error("--epochs must be positive");
-  if (o.batch < 0) throw user_error("--batch must be at least 1");
-  if (o.lr < 0) throw user_error("--lr must be positive");
-  if (o.clip < 0) throw user_error("--clip must be positive (0: no clipping)");
-  if (o.save_every < 0) throw user_error("--save-every must be >= 1 (epochs)");
-  if (o.save_every > 0 && o.save.empty())
+  const model::regressor_config cfg = regressor_flags_config(o, model::periodic_data::kWindow);
+  model::train_options to = regressor_flags_train(o, kPeriodicDefaults);
+  if (p.save_every < 0) throw user_error("--save-every must be >= 1 (epochs)");
+  if (p.save_every > 0 && o.save.empty())
     throw user_error("--save-every needs --save (the checkpoints are written there)");
-  if ((o.save_every > 0 || !o.resume.empty()) && dist::size() > 1)
+  if ((p.save_every > 0 || !p.resume.empty()) && dist::size() > 1)
     throw user_error("--resume and --save-every run in one process, not under mpirun");
-  if (!o.save.empty()) require_output_under(o.save, "--save", {".safetensors"}, o.out);
-  if (!o.summary.empty()) require_output_under(o.summary, "--summary", {".json"}, o.out);
-  // The folder is checked now and created only when the run's outputs are staged, so a failed
-  // or interrupted run leaves no empty folder behind.
-  if (!o.out.empty()) check_output_dir(o.out, "--out");
+  regressor_flags_check_outputs(o);
   const model::periodic_data data = model::periodic_make(fn);
   model::sequence_regressor<float> m(cfg, o.seed);
-  model::train_options to;
-  to.epochs = o.epochs > 0 ? o.epochs : default_epochs(o.config);
-  to.batch = o.batch > 0 ? o.batch : default_batch(o.config);
-  to.lr = o.lr > 0 ? o.lr : default_lr(o.config);
-  to.seed = o.seed;
-  to.cosine_lr = o.cosine_lr;
-  to.clip = o.clip;
   to.parallel = mpi_data_parallel();
-  const auto run_opts = run_options(o, cfg, to);
+  const auto run_opts = run_options(p, cfg, to);
   model::train_state resumed;
-  if (!o.resume.empty()) {
-    resumed = load_resume(o.resume, m, run_opts);
+  if (!p.resume.empty()) {
+    resumed = load_resume(p.resume, m, run_opts);
     to.resume = &resumed;
   }
-  to.save_every = o.save_every;
+  to.save_every = p.save_every;
   // Every save_every epochs: the weights and the training state, written atomically to --save
   // (a kill -9 leaves the previous checkpoint whole).
   // The last state rides along with the final --save (so it too can be resumed from).
@@ -144,7 +120,7 @@ void run(const periodic_options& o) {
     fmt::print(
         "kf train periodic: {} ({} config: d {}, H {}, {} layers, {} parameters), kernel {}, "
         "seed {}, {} epochs{}\n",
-        o.function, o.config, cfg.block.d_model, cfg.block.heads, cfg.layers, m.params().count(),
+        p.function, o.config, cfg.block.d_model, cfg.block.heads, cfg.layers, m.params().count(),
         kernel_describe(cfg.block.kernel), o.seed, to.epochs,
         dist::size() > 1 ? fmt::format(", data-parallel over {} MPI ranks", dist::size()) : "");
   model::train_result tr;
@@ -161,7 +137,7 @@ void run(const periodic_options& o) {
   const double median = secs[secs.size() / 2];
 
   nlohmann::json js;
-  js["function"] = o.function;
+  js["function"] = p.function;
   js["config"] = o.config;
   js["kernel"] = kernel_format(cfg.block.kernel);
   js["seed"] = o.seed;
@@ -196,7 +172,7 @@ void run(const periodic_options& o) {
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   if (!o.out.empty()) {
     w.stage(o.out + "/summary.json", js.dump(2) + "\n");
-    stage_periodic_outputs(w, o.out, {o.function, o.config, cfg, data, fc, tr}, m);
+    stage_periodic_outputs(w, o.out, {p.function, o.config, cfg, data, fc, tr}, m);
   }
   w.commit();
   if (o.quiet) return;
@@ -213,50 +189,22 @@ void run(const periodic_options& o) {
 
 void add_train(CLI::App& app) {
   CLI::App* train = app.add_subcommand(
-      "train", "Train a model: periodic (seed 003's experiment) or lm (a small language model)");
+      "train",
+      "Train a model: periodic (seed 003's experiment), series (forecast your own series) or lm "
+      "(a small language model)");
   train->require_subcommand(1);
   add_train_lm(train);
   auto o = std::make_shared<periodic_options>();
   CLI::App* sub = train->add_subcommand(
       "periodic", "Train the encoder on sin, sin-exp or square and forecast 200 steps by rollout");
   sub->add_option("--function", o->function, "sin | sin-exp | square")->capture_default_str();
-  sub->add_option(
-         "--config", o->config,
-         "quick (seconds) | code (d 128, as the authors' code runs) | paper (d 512, PE 128)")
-      ->capture_default_str();
-  sub->add_option("--kernel", o->kernel, "attention kernel: exp_dot, gaussian:h=…, periodic, …")
-      ->capture_default_str();
-  sub->add_option("--seed", o->seed, "seed for initialization, shuffling and dropout")
-      ->capture_default_str();
-  sub->add_option("--epochs", o->epochs, "epochs (default: 20 quick, 100 otherwise)");
-  sub->add_option("--batch", o->batch, "batch size (default: 64 quick, 512 otherwise)");
-  sub->add_option("--lr", o->lr, "Adam learning rate (default: 3e-3 quick, 1e-3 otherwise)");
-  sub->add_flag("--pre-ln", o->norm_first,
-                "pre-LN blocks (an improvement option; default post-LN)");
-  sub->add_flag("--scale-inputs", o->scale_inputs,
-                "divide each window by its RMS and scale the prediction back (an improvement "
-                "option: the network sees shapes, not amplitudes)");
-  sub->add_flag("--cosine-lr", o->cosine_lr,
-                "warmup over 5% of the steps, then cosine decay to 0 (an improvement option)");
-  sub->add_option("--dropout", o->dropout,
-                  "dropout probability (default: 0.1, as seed 003's code; another value is an "
-                  "improvement option)")
-      ->check(CLI::Range(0.0, 0.999));
-  sub->add_option("--clip", o->clip, "clip the gradient norm at this value (0: off)");
-  sub->add_option("--save", o->save, "MODEL.safetensors (PyTorch state_dict names)");
-  sub->add_option("--summary", o->summary,
-                  "SUMMARY.json: test_mse_rollout, epoch_seconds_median, …");
-  sub->add_option(
-      "--out", o->out,
-      "directory: loss.csv/png, prediction.csv/png (Fig. 3), attention.csv/png (Fig. 4), "
-      "summary.json");
+  add_regressor_flags(sub, o->train, kPeriodicDefaults);
   sub->add_option("--save-every", o->save_every,
                   "every N epochs, write --save with the training state (optimizer, generators, "
                   "data order), atomically");
   sub->add_option("--resume", o->resume,
                   "CHECKPOINT.safetensors written by --save-every: continue that run (same "
                   "options) exactly where it stopped");
-  sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Examples:\n"
       "  kf train periodic --function sin --config quick --out runs/sin\n"
@@ -265,6 +213,7 @@ void add_train(CLI::App& app) {
       "sin.safetensors\n"
       "  kf train periodic --function square --config code --seed 1 --save square.safetensors");
   sub->callback([o] { run(*o); });
+  add_train_series(train);
 }
 
 }  // namespace kf::cli

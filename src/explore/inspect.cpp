@@ -48,9 +48,13 @@ model_inspection inspect_regressor(model::sequence_regressor<float>& m,
   model_inspection r;
   r.kind = "sequence_regressor";
   r.architecture =
-      fmt::format("{}, kernel {}, {}, pe {}{}{}", cfg.describe(), kernel_describe(cfg.block.kernel),
-                  cfg.block.norm_first ? "pre-LN" : "post-LN", cfg.pe_concat ? "concat" : "add",
-                  cfg.causal ? ", causal" : "", cfg.scale_inputs ? ", RMS-scaled inputs" : "");
+      fmt::format("{}, kernel {}, {}, pe {}{}{}{}", cfg.describe(),
+                  kernel_describe(cfg.block.kernel), cfg.block.norm_first ? "pre-LN" : "post-LN",
+                  cfg.pe_concat ? "concat" : "add", cfg.causal ? ", causal" : "",
+                  cfg.normalizes() ? fmt::format(", inputs standardized (mean {:.6g}, std {:.6g})",
+                                                 cfg.input_shift, cfg.input_scale)
+                                   : "",
+                  cfg.scale_inputs ? ", RMS-scaled inputs" : "");
   r.parameters = m.params().count();
   float prediction = 0;
   m.forward(const_matrix_view<float>(window.data(), 1, cfg.seq_len),

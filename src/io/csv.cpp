@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include "kernelformer/io/atomic_file.hpp"
@@ -49,6 +52,13 @@ bool parse_double(std::string_view s, double& v) {
   const auto* end = s.data() + s.size();
   auto [p, ec] = std::from_chars(s.data(), end, v);
   return ec == std::errc() && p == end && !s.empty();
+}
+
+// A missing value's spellings (csv_options::missing_as_nan): blank, NA, N/A, NaN (any case).
+bool is_missing(std::string_view s) {
+  std::string low(s);
+  for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return low.empty() || low == "na" || low == "n/a" || low == "nan";
 }
 
 // Calls f(cell_index, trimmed_cell) for each comma-separated cell; returns the cell count. A
@@ -220,6 +230,10 @@ class parser {
         blank = true;
         return;
       }
+      if (opt_.missing_as_nan && is_missing(cell)) {
+        col.push_back(std::numeric_limits<double>::quiet_NaN());
+        return;
+      }
       if (!parse_double(cell, v))
         throw std::runtime_error(
             fmt::format("{}: line {}, column '{}': '{}' is not a number{}", name_, line_no,
@@ -239,6 +253,7 @@ class parser {
       ++t_.dropped_rows;
     } else {
       ++complete_;
+      if (opt_.record_lines) t_.lines.push_back(static_cast<index>(line_no));
     }
   }
 

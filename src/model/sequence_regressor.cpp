@@ -47,21 +47,27 @@ kernel_spec checkpoint_metadata_kernel(const std::map<std::string, std::string>&
 }
 
 std::map<std::string, std::string> regressor_config::to_metadata() const {
-  return {{"kind", "sequence_regressor"},
-          {"seq_len", std::to_string(seq_len)},
-          {"layers", std::to_string(layers)},
-          {"d_model", std::to_string(block.d_model)},
-          {"heads", std::to_string(block.heads)},
-          {"d_ff", std::to_string(block.d_ff)},
-          {"dropout", fmt::format("{:.17g}", block.dropout)},
-          {"activation", block.act == nn::activation::relu ? "relu" : "gelu"},
-          {"norm_first", block.norm_first ? "true" : "false"},
-          {"kernel", kernel_format(block.kernel)},
-          {"kernel_split", std::to_string(block.kernel.split)},
-          {"pe_dim", std::to_string(pe_dim)},
-          {"pe_concat", pe_concat ? "true" : "false"},
-          {"causal", causal ? "true" : "false"},
-          {"scale_inputs", scale_inputs ? "true" : "false"}};
+  std::map<std::string, std::string> m = {
+      {"kind", "sequence_regressor"},
+      {"seq_len", std::to_string(seq_len)},
+      {"layers", std::to_string(layers)},
+      {"d_model", std::to_string(block.d_model)},
+      {"heads", std::to_string(block.heads)},
+      {"d_ff", std::to_string(block.d_ff)},
+      {"dropout", fmt::format("{:.17g}", block.dropout)},
+      {"activation", block.act == nn::activation::relu ? "relu" : "gelu"},
+      {"norm_first", block.norm_first ? "true" : "false"},
+      {"kernel", kernel_format(block.kernel)},
+      {"kernel_split", std::to_string(block.kernel.split)},
+      {"pe_dim", std::to_string(pe_dim)},
+      {"pe_concat", pe_concat ? "true" : "false"},
+      {"causal", causal ? "true" : "false"},
+      {"scale_inputs", scale_inputs ? "true" : "false"}};
+  if (normalizes()) {  // absent: identity (every checkpoint from before the option)
+    m["input_shift"] = fmt::format("{:.17g}", input_shift);
+    m["input_scale"] = fmt::format("{:.17g}", input_scale);
+  }
+  return m;
 }
 
 regressor_config regressor_config::from_metadata(const std::map<std::string, std::string>& m) {
@@ -87,6 +93,10 @@ regressor_config regressor_config::from_metadata(const std::map<std::string, std
   c.causal = checkpoint_metadata_bool(m, "causal");
   // Absent in checkpoints from before the option: raw windows.
   c.scale_inputs = m.count("scale_inputs") && checkpoint_metadata_bool(m, "scale_inputs");
+  if (m.count("input_shift") || m.count("input_scale")) {
+    c.input_shift = checkpoint_metadata_double(m, "input_shift", -1e300, 1e300);
+    c.input_scale = checkpoint_metadata_double(m, "input_scale", 1e-300, 1e300);
+  }
   return c;
 }
 
@@ -134,6 +144,15 @@ sequence_regressor<T>::sequence_regressor(const regressor_config& cfg, std::uint
 }
 
 template <class T>
+void sequence_regressor<T>::set_input_normalization(double shift, double scale) {
+  if (!std::isfinite(shift) || !std::isfinite(scale) || !(scale > 0))
+    throw std::invalid_argument(fmt::format(
+        "input normalization: shift {} and scale {} (finite, scale > 0)", shift, scale));
+  cfg_.input_shift = shift;
+  cfg_.input_scale = scale;
+}
+
+template <class T>
 void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> prediction,
                                     std::mt19937_64* rng) {
   const index b = x.rows, t = cfg_.seq_len, d = cfg_.block.d_model, dv = embed_.out;
@@ -147,16 +166,19 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
   // Buffers keep their allocation across steps (the last batch of an epoch is smaller).
   x_.resize(b * t, 1);
   scale_.assign(cfg_.scale_inputs ? static_cast<std::size_t>(b) : 0, T(1));
+  const bool norm = cfg_.normalizes();
+  const double mu = cfg_.input_shift, inv_sigma = 1.0 / cfg_.input_scale;
   for (index i = 0; i < b; ++i) {
-    T inv = T(1);
-    if (cfg_.scale_inputs) {
-      double ss = 0;
-      for (index j = 0; j < t; ++j) ss += double(x(i, j)) * double(x(i, j));
-      const double s = std::sqrt(ss / double(t) + 1e-12);
-      scale_[static_cast<std::size_t>(i)] = static_cast<T>(s);
-      inv = static_cast<T>(1.0 / s);
-    }
-    for (index j = 0; j < t; ++j) x_(i * t + j, 0) = x(i, j) * inv;
+    T* z = &x_(i * t, 0);  // the window, standardized when the model normalizes
+    for (index j = 0; j < t; ++j)
+      z[j] = norm ? static_cast<T>((double(x(i, j)) - mu) * inv_sigma) : x(i, j);
+    if (!cfg_.scale_inputs) continue;
+    double ss = 0;
+    for (index j = 0; j < t; ++j) ss += double(z[j]) * double(z[j]);
+    const double s = std::sqrt(ss / double(t) + 1e-12);
+    scale_[static_cast<std::size_t>(i)] = static_cast<T>(s);
+    const T inv = static_cast<T>(1.0 / s);
+    for (index j = 0; j < t; ++j) z[j] *= inv;
   }
   e_.resize(b * t, dv);
   embed_.forward(p_, e_.view(), x_.cview());  // e = embed(x)
@@ -186,6 +208,8 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
   matrix_view<T> out(prediction.data(), b, 1);
   head_.forward(p_, out, const_matrix_view<T>(last.data(), b, t * d));         // ŷ = head(flatten)
   for (std::size_t i = 0; i < scale_.size(); ++i) prediction[i] *= scale_[i];  // ŷ = s·f(x/s)
+  if (norm)                                                                    // ŷ = μ + σ·f(z)
+    for (T& p : prediction) p = static_cast<T>(mu + cfg_.input_scale * double(p));
 }
 
 template <class T>
@@ -193,10 +217,12 @@ void sequence_regressor<T>::backward(std::span<const T> dprediction) {
   const index b = batch_, t = cfg_.seq_len, d = cfg_.block.d_model, dv = embed_.out;
   // Scratch kept across steps (dcur_ is overwritten by the head, the others accumulated into).
   kf::detail::workspace(dcur_, b * t, d, false);
-  std::vector<T> dscaled;  // d loss / d f = s · d loss / d ŷ
-  if (!scale_.empty()) {
+  std::vector<T> dscaled;  // d loss / d f = σ · s · d loss / d ŷ
+  if (!scale_.empty() || cfg_.normalizes()) {
     dscaled.assign(dprediction.begin(), dprediction.end());
-    for (std::size_t i = 0; i < scale_.size(); ++i) dscaled[i] *= scale_[i];
+    for (std::size_t i = 0; i < dscaled.size(); ++i)
+      dscaled[i] = static_cast<T>(double(dscaled[i]) * cfg_.input_scale *
+                                  (scale_.empty() ? 1.0 : double(scale_[i])));
     dprediction = dscaled;
   }
   head_.backward(p_, matrix_view<T>(dcur_.data(), b, t * d),

@@ -273,8 +273,8 @@ TEST_F(KfAttend, FortranOrderAndBigEndianInputsMatchCOrder) {
 // Every subcommand's --help shows its own examples.
 TEST(KfHelp, EverySubcommandShowsExamples) {
   for (const char* sub :
-       {"attend", "demo", "smooth", "kde", "predict", "train periodic", "train lm", "sample",
-        "attention", "serve", "report", "experiment periodic", "experiment lm"}) {
+       {"attend", "demo", "smooth", "kde", "predict", "train periodic", "train series", "train lm",
+        "sample", "attention", "serve", "report", "experiment periodic", "experiment lm"}) {
     SCOPED_TRACE(sub);
     const auto r = run_kf(std::string(sub) + " --help");
     EXPECT_EQ(r.code, 0);

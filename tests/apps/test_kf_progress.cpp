@@ -65,5 +65,25 @@ TEST(KfProgress, LongStepsDrawABarWithEtaOnATerminalOnly) {
   std::filesystem::remove_all(dir);
 }
 
+// kf train series: a bar with ETA over the epochs (its note: the validation loss and the best
+// epoch so far), then one over the NW forecaster's bandwidth search (1,180 windows of 20: long
+// enough for a bar).
+TEST(KfProgress, SeriesTrainingDrawsEpochsAndTheBandwidthSearch) {
+  const auto dir = std::filesystem::temp_directory_path() / "kf_progress_series";
+  std::filesystem::create_directories(dir);
+  const auto csv = (dir / "s.csv").string();
+  {
+    std::ofstream f(csv);
+    f << "t,y\n";
+    for (int t = 0; t < 1500; ++t) f << t << "," << std::sin(t * 0.5236) + 0.01 * (t % 7) << "\n";
+  }
+  const std::string tty = run_on_terminal("train series " + csv +
+                                          " --y y --x t --window 20 --horizon 300 --epochs 2 "
+                                          "--quiet");
+  for (const char* what : {"training [", "val ", "best epoch", "choosing the bandwidth", "ETA"})
+    EXPECT_NE(tty.find(what), std::string::npos) << what << "\n" << tty.substr(0, 2000);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kf

@@ -135,6 +135,12 @@ TEST(KilledRun, PeriodicTrainingLeavesItsOutputsAsTheyWere) {
       "--out {out}/run --summary {out}/run/s.json");
 }
 
+TEST(KilledRun, SeriesTrainingLeavesItsOutputsAsTheyWere) {
+  expect_untouched_after_kill("kill_series",
+                              "train series {in}/data.csv --y y --x x --epochs 100000000 "
+                              "--patience 0 --save {out}/m.safetensors --out {out}/run");
+}
+
 TEST(KilledRun, LanguageModelTrainingLeavesItsOutputsAsTheyWere) {
   expect_untouched_after_kill("kill_lm",
                               "train lm --corpus {in}/corpus.txt --iters 100000 --save "

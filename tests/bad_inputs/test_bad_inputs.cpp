@@ -45,6 +45,13 @@ bad_case train(const std::string& name, const std::string& extra, std::vector<st
           std::move(expect),
           {"m.safetensors"}};
 }
+bad_case series(const std::string& name, const std::string& extra,
+                std::vector<std::string> expect) {
+  return {name,
+          "train series " + extra + " --epochs 1 --save {out}/m.safetensors --out {out}/run",
+          std::move(expect),
+          {"m.safetensors"}};
+}
 bad_case train_lm(const std::string& name, const std::string& extra,
                   std::vector<std::string> expect) {
   return {name,
@@ -181,6 +188,15 @@ std::vector<bad_case> parameter_cases() {
        {"state.safetensors", "--batch"},
        {"m.safetensors"}},
       train("param_resume_not_safetensors", "--resume {in}/q.npy", {"--resume", ".safetensors"}),
+      series("series_missing_value", "{in}/blank.csv --y y --x x",
+             {"blank.csv", "line 3", "missing", "--fill"}),
+      series("series_text_cell", "{in}/text.csv --y y", {"text.csv", "line 5", "oops"}),
+      series("series_too_short", "{in}/data.csv --y y --x x --window 20",
+             {"data.csv", "30 values", "window of 20"}),
+      series("series_unknown_column", "{in}/data.csv --y nope", {"data.csv", "nope"}),
+      series("series_period_beyond_window", "{in}/data.csv --y y --window 5 --period 7",
+             {"period of 7", "window of 5"}),
+      series("series_fill", "{in}/data.csv --y y --fill zero", {"--fill", "zero"}),
       train_lm("param_tokenizer", "--tokenizer bpe --corpus {in}/corpus.txt", {"bpe"}),
       train_lm("param_val_fraction", "--val-fraction 0.95 --corpus {in}/corpus.txt",
                {"--val-fraction"}),

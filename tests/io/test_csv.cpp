@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -100,6 +101,24 @@ TEST(Csv, DropBlankRows) {
   EXPECT_EQ(t.columns[0], (std::vector<double>{1, 5}));
   EXPECT_EQ(t.columns[1], (std::vector<double>{2, 6}));
   EXPECT_EQ(t.dropped_rows, 2);
+}
+
+// A series' gaps: blank, NA, N/A and NaN read as NaN with missing_as_nan (infinities stay
+// errors); record_lines gives each row's line in the file (comments and blank lines skipped).
+TEST(Csv, MissingValuesAsNanAndLineNumbers) {
+  io::csv_options opt;
+  opt.columns = {"y"};
+  opt.missing_as_nan = true;
+  opt.record_lines = true;
+  const auto t = io::csv_parse("t,y\n1,2\n# note\n2,\n\n3,NA\n4,n/a\n5,nan\n6,7\n", "t.csv", opt);
+  const auto& y = t.columns[0];
+  ASSERT_EQ(y.size(), 6u);
+  EXPECT_EQ(y[0], 2);
+  for (int i = 1; i <= 4; ++i) EXPECT_TRUE(std::isnan(y[std::size_t(i)])) << i;
+  EXPECT_EQ(y[5], 7);
+  EXPECT_EQ(t.lines, (std::vector<index>{2, 4, 6, 7, 8, 9}));
+  EXPECT_THROW(io::csv_parse("y\n1\ninf\n", "t.csv", opt), std::runtime_error);
+  EXPECT_THROW(io::csv_parse("y,z\n1,2\n,3\n", "t.csv"), std::runtime_error);  // the default
 }
 
 // Messages quote at most ~80 characters of a cell, a name or the column list.

@@ -30,6 +30,7 @@ struct csv_table {
   // csv_options::text_columns, in that order: the cells as text (trimmed, quotes removed).
   std::vector<std::string> text_names;
   std::vector<std::vector<std::string>> text;
+  std::vector<index> lines;  // csv_options::record_lines: each row's 1-based line in the file
   index rows() const { return columns.empty() ? 0 : static_cast<index>(columns[0].size()); }
   index rows_min() const;  // the shortest column's length (equal to rows() once parsed)
   // Index of a named column; throws naming the file and the available columns.
@@ -48,6 +49,10 @@ struct csv_options {
   // Columns kept as text (class labels); a column may not be both numeric and text. A blank
   // text cell is an error naming the line, or drops the row with drop_blank.
   std::vector<std::string> text_columns;
+  // Missing values (a series' gaps): a blank cell, NA, N/A or NaN in a parsed column reads as NaN
+  // instead of an error (infinities are still errors; with drop_blank, a blank cell drops its row).
+  bool missing_as_nan = false;
+  bool record_lines = false;  // fill csv_table::lines (for messages naming a row's line)
 };
 
 csv_table csv_read(const std::string& path, const csv_options& options = {});

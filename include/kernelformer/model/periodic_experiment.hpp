@@ -6,16 +6,16 @@
 // last 99 training values (x = 90.1 … 99.9), targets at x = 100.0 … 119.9 (200 steps).
 // Rollout: predict, append the prediction, slide, 200 times; test MSE = mean squared error of
 // the 200 predictions. Teacher-forced: the true context at every step.
+// The generic pieces (windows, rollout, the NW forecaster, training) are model/forecast.hpp and
+// model/regressor_train.hpp; this header fixes the protocol's data and configurations.
 #pragma once
 
-#include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "kernelformer/model/data_parallel.hpp"
+#include "kernelformer/model/forecast.hpp"
+#include "kernelformer/model/regressor_train.hpp"
 #include "kernelformer/model/sequence_regressor.hpp"
-#include "kernelformer/model/train_state.hpp"
 #include "kernelformer/tensor.hpp"
 
 namespace kf::model {
@@ -36,64 +36,13 @@ struct periodic_data {
 };
 periodic_data periodic_make(periodic_function f);
 
-// One-step predictor: a window of 99 values → the next value.
-using window_predictor = std::function<double(const std::vector<double>& window)>;
-struct forecast {
-  std::vector<double> rollout, teacher_forced;
-  double mse_rollout = 0, mse_teacher_forced = 0;
-};
+// Forecasts the 200 test values from the context (forecast_run with a window of 99).
 forecast periodic_forecast(const periodic_data& d, const window_predictor& predict);
 
-// The Nadaraya–Watson forecaster: attention with a fixed gaussian kernel over the training set
-// (keys = the 901 windows, values = their next values), bandwidth by leave-one-out CV.
-// scaled (an improvement option, reported separately): every window is divided by its RMS s
-// and its next value too, and a prediction is multiplied back by the query window's s — the
-// smoother then sees shapes, not amplitudes, and follows a growing amplitude (sin·exp) beyond the
-// training range instead of clipping to it.
-//
-// rollout-validated bandwidth (an improvement option, reported separately): the bandwidth that
-// forecasts the training series' own last 200 values best by rollout, from the windows before
-// them — the criterion the experiment is scored by, measured on training data only. LOO-CV scores
-// one-step errors and picks a smoother bandwidth; on the square wave that blurs the jumps.
-enum class nw_bandwidth_rule { loo_cv, rollout };
-struct nw_forecaster {
-  double bandwidth = 0;
-  double loo_cv = 0;          // loo_cv rule: the LOO-CV criterion at the bandwidth
-  double validation_mse = 0;  // rollout rule: the held-out rollout MSE at the bandwidth
-  nw_bandwidth_rule rule = nw_bandwidth_rule::loo_cv;
-  bool scaled = false;
-  matrix<double> keys;
-  std::vector<double> values;
-  double predict(const std::vector<double>& window) const;
-};
+// The Nadaraya–Watson forecaster (model/forecast.hpp) over the 901 training windows; the
+// rollout rule holds out the training series' last 200 values.
 nw_forecaster nw_forecaster_fit(const periodic_data& d, bool scaled = false,
                                 nw_bandwidth_rule rule = nw_bandwidth_rule::loo_cv);
-
-// Mini-batch training of a regressor: Adam(W), shuffled batches, MSE; deterministic for a seed.
-struct train_options {
-  index epochs = 100, batch = 512;
-  double lr = 1e-3, weight_decay = 0.0, clip = 0.0;  // clip = 0: no gradient clipping
-  // An improvement option (the protocol keeps lr constant): linear warmup over the first 5% of
-  // the steps, then cosine decay to 0 — the last steps stop shaking the weights.
-  bool cosine_lr = false;
-  std::uint64_t seed = 0;
-  data_parallel parallel;  // several processes: each computes its rows of every batch
-  // Resumable training (model/train_state.hpp): continue from `resume` (the caller has loaded the
-  // model's weights from the same checkpoint) — the epochs after it give bit-identical losses and
-  // weights to a run never stopped; every `save_every` epochs and after the last one,
-  // `on_checkpoint` receives the state after that epoch.
-  const train_state* resume = nullptr;
-  index save_every = 0;
-  std::function<void(const train_state&)> on_checkpoint;
-};
-struct train_result {
-  std::vector<double> epoch_loss, epoch_seconds;
-  double train_seconds = 0;
-};
-using epoch_callback = std::function<void(index epoch, index epochs, double loss)>;
-train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& x,
-                             const std::vector<float>& y, const train_options& o,
-                             const epoch_callback& on_epoch = {});
 
 // Forecasts with a trained regressor (window → next value, evaluation mode).
 forecast periodic_forecast_model(const periodic_data& d, sequence_regressor<float>& m);

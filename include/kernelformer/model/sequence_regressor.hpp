@@ -10,6 +10,10 @@
 // s = √(mean x² + 1e-12) before the embedding and the prediction is multiplied back by s,
 // ŷ = s·f(x/s) — the network sees shapes, not amplitudes, so a growing amplitude (sin·exp)
 // beyond the training range is followed instead of clipped.
+// input_shift μ, input_scale σ (a series standardized by its training part,
+// model/series_experiment.hpp): the model runs on z = (x − μ)/σ and answers ŷ = μ + σ·f(z), so a
+// checkpoint takes raw values (kf predict) while the layers see standardized ones. Identity
+// (0, 1) by default, and then absent from the metadata. Applied before the RMS scaling.
 // Parameter names follow PyTorch (embed.*, layers.{i}.self_attn.in_proj_weight, …, head.*).
 #pragma once
 
@@ -39,6 +43,8 @@ struct regressor_config {
   bool pe_concat = false;  // concatenate the PE instead of adding it
   bool causal = false;
   bool scale_inputs = false;
+  double input_shift = 0, input_scale = 1;
+  bool normalizes() const { return input_shift != 0 || input_scale != 1; }
   std::map<std::string, std::string> to_metadata() const;
   // Every field checked (ranges, heads dividing d_model, the kernel); throws naming the field.
   static regressor_config from_metadata(const std::map<std::string, std::string>& m);
@@ -53,6 +59,9 @@ class sequence_regressor {
   explicit sequence_regressor(const regressor_config& cfg, std::uint64_t seed = 0,
                               bool allocate = true);
   const regressor_config& config() const { return cfg_; }
+  // Sets the config's input_shift and input_scale (finite, scale > 0; throws
+  // std::invalid_argument): a model trained on standardized windows then takes raw ones.
+  void set_input_normalization(double shift, double scale);
   nn::parameters<T>& params() { return p_; }
   const nn::parameters<T>& params() const { return p_; }
 

@@ -1,0 +1,211 @@
+// kf train series — seed 003's sequence regressor on any numeric series from a CSV file, beside
+// the Nadaraya–Watson forecaster and a seasonal-naive baseline (model/series_experiment.hpp).
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common.hpp"
+#include "kernelformer/dist/mpi.hpp"
+#include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/io/csv.hpp"
+#include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/series_experiment.hpp"
+#include "series_outputs.hpp"
+#include "train_options.hpp"
+
+namespace kf::cli {
+namespace {
+
+struct series_options {
+  std::string data, y, x, fill = "error";
+  model::series_spec spec;
+  index patience = 20, future = 0;
+  double resample = 0;
+  regressor_flags train;
+};
+
+// Early stopping bounds the epochs: the maximum is generous, the validation tail decides.
+const regressor_defaults kSeriesDefaults{
+    300,
+    300,
+    32,
+    64,
+    3e-3,
+    1e-3,
+    "maximum epochs (default 300; early stopping on the validation tail usually ends sooner)",
+    "MODEL.safetensors: the transformer with the series' standardization in its metadata "
+    "(kf predict takes raw windows)",
+    "SUMMARY.json: every error of every forecaster, the split, the period, …",
+    "directory: forecast.csv/png, future.csv, test_windows.csv, loss.csv/png, acf.png, "
+    "summary.json"};
+
+// The series from the CSV file, made regular; errors name the file and line.
+model::regular_series read_series(const series_options& o) {
+  io::csv_options copt;
+  copt.columns = {o.y};
+  if (!o.x.empty()) copt.columns.push_back(o.x);
+  copt.missing_as_nan = true;
+  copt.record_lines = true;
+  const io::csv_table t = io::csv_read(o.data, copt);
+  std::vector<double> values = t.columns[t.column(o.y)], time;
+  if (!o.x.empty()) {
+    time = t.columns[t.column(o.x)];
+    for (std::size_t i = 0; i < time.size(); ++i)
+      if (std::isnan(time[i]))
+        throw user_error(
+            fmt::format("{}: line {}: the time ('{}') is missing", o.data, t.lines[i], o.x));
+  }
+  model::series_regular_options ro;
+  try {
+    ro.fill = model::series_fill_parse(o.fill);
+  } catch (const std::invalid_argument& e) {
+    throw user_error(fmt::format("--fill: {}", e.what()));
+  }
+  ro.resample = o.resample;
+  ro.row_name = [&](index i) {
+    return fmt::format("{}: line {}", o.data, t.lines[static_cast<std::size_t>(i)]);
+  };
+  ro.hint_missing = " (--fill linear or --fill previous fills gaps)";
+  ro.hint_irregular = " (--resample STEP interpolates onto a regular grid)";
+  try {
+    return model::series_regularize(std::move(time), std::move(values), ro);
+  } catch (const std::invalid_argument& e) {
+    throw user_error(e.what());
+  }
+}
+
+void run(const series_options& o) {
+  const regressor_flags& f = o.train;
+  if (dist::size() > 1)
+    throw mpi_refusal("kf train series runs in one process (a series trains in seconds)");
+  regressor_flags_config(f, 1);  // the names and numbers, before any file is read
+  model::train_options to = regressor_flags_train(f, kSeriesDefaults);
+  if (o.spec.horizon > 0 && o.spec.test_fraction > 0)
+    throw user_error("--horizon and --test-fraction both set the test part: give one");
+  if (!(o.spec.test_fraction >= 0 && o.spec.test_fraction < 1))
+    throw user_error(
+        fmt::format("--test-fraction {}: expected a number in (0, 1)", o.spec.test_fraction));
+  if (!(o.spec.validation_fraction >= 0 && o.spec.validation_fraction < 1))
+    throw user_error(fmt::format("--validation-fraction {}: expected a number in [0, 1)",
+                                 o.spec.validation_fraction));
+  if (o.spec.window < 0 || o.spec.horizon < 0 || o.spec.period < 0)
+    throw user_error("--window, --horizon and --period must be positive");
+  if (o.patience < 0) throw user_error("--patience must be >= 0 (0: no early stopping)");
+  if (o.future < 0) throw user_error("--future must be >= 0");
+  regressor_flags_check_outputs(f);
+  step_progress steps;  // a bar per long library step (reading, the NW bandwidth, forecasts)
+  model::series_data d;
+  try {
+    d = model::series_make(read_series(o), o.spec);
+  } catch (const std::invalid_argument& e) {
+    throw user_error(fmt::format("{}: {}", o.data, e.what()));
+  }
+  model::sequence_regressor<float> m(regressor_flags_config(f, d.window), f.seed);
+  to.patience = o.patience;
+  if (!f.quiet)
+    fmt::print(
+        "kf train series: {} values of '{}', window {}, horizon {}, {} training and {} "
+        "validation windows, period {} ({}); {} config, {} parameters, up to {} epochs\n",
+        d.series.values.size(), o.y, d.window, d.horizon, d.train.x.rows(), d.validation.x.rows(),
+        d.period.period, d.period_given ? "given" : "detected", f.config, m.params().count(),
+        to.epochs);
+  model::train_result tr;
+  {
+    progress_bar bar("training");
+    std::string note;
+    to.on_validation = [&](index, double loss, index best) {
+      note = fmt::format("val {:.4g}, best epoch {}", loss, best);
+    };
+    tr = model::series_train(
+        d, m, to, [&](index e, index total, double) { bar.update(int(e), int(total), note); });
+  }
+  const model::series_result r = model::series_evaluate(d, m, o.future);
+  const series_run sr{o.data, o.y, o.x, f.config, d, r, tr, m.config(), to, m.params().count()};
+  const std::string summary = series_summary(sr).dump(2) + "\n";
+  io::atomic_writer w;
+  if (!f.out.empty()) make_output_dir(f.out, "--out");
+  if (!f.save.empty()) {
+    make_output_parent(f.save, "--save");
+    auto md = m.config().to_metadata();
+    auto run_opts = regressor_flags_run(f, m.config(), to);
+    run_opts["--y"] = o.y;
+    if (!o.x.empty()) run_opts["--x"] = o.x;
+    run_opts["--window"] = std::to_string(d.window);
+    run_opts["--horizon"] = std::to_string(d.horizon);
+    md["trained_by"] = run_command("kf train series " + o.data, run_opts);
+    md["train_seconds"] = fmt::format("{:.1f}", tr.train_seconds);
+    md["series_period"] = std::to_string(d.period.period);
+    md["test_mse_rollout"] = fmt::format("{:.6g}", r.forecasters.front().rollout.mse);
+    w.stage(f.save, model::checkpoint_encode(m.params(), md));
+  }
+  if (!f.summary.empty()) {
+    make_output_parent(f.summary, "--summary");
+    w.stage(f.summary, summary);
+  }
+  if (!f.out.empty()) stage_series_outputs(w, f.out, sr, summary);
+  w.commit();
+  if (f.quiet) return;
+  fmt::print("epochs {} ({}); test RMSE, rollout / teacher-forced:\n", tr.epoch_loss.size(),
+             tr.best_epoch == 0 ? "no validation tail"
+             : tr.stopped_early ? fmt::format("best {}, stopped early", tr.best_epoch)
+                                : fmt::format("best {}", tr.best_epoch));
+  for (const auto& fc : r.forecasters)
+    fmt::print("  {:<15} {:>11.5g} / {:<11.5g}\n", fc.name, fc.rollout.rmse,
+               fc.teacher_forced.rmse);
+  fmt::print("  {:<15} {:>11.5g}   (the known part's mean)\n", "mean", r.mean.rmse);
+  if (!f.out.empty())
+    fmt::print("wrote {}/ (forecast.csv/png, {}test_windows.csv, loss.csv/png, {}summary.json)\n",
+               f.out, o.future > 0 ? "future.csv, " : "",
+               d.period.acf_curve.empty() ? "" : "acf.png, ");
+}
+
+}  // namespace
+
+void add_train_series(CLI::App* train) {
+  auto o = std::make_shared<series_options>();
+  CLI::App* sub = train->add_subcommand(
+      "series",
+      "Train the encoder on your own series (CSV) and forecast its last part, beside "
+      "the NW forecaster and a seasonal-naive baseline");
+  sub->add_option("data", o->data, "DATA.csv with a header row")->required();
+  sub->add_option("--y", o->y, "the column to forecast")->required();
+  sub->add_option("--x", o->x,
+                  "the time column (numbers, regular steps); without it the rows are the steps");
+  sub->add_option("--window", o->spec.window,
+                  "values per input window (default: min(99, a quarter of the known part))");
+  sub->add_option("--horizon", o->spec.horizon,
+                  "the test part: the last N values, forecast by rollout (default: 20% of the "
+                  "series, at most 200)");
+  sub->add_option("--test-fraction", o->spec.test_fraction,
+                  "the test part as a fraction of the series (instead of --horizon)");
+  sub->add_option("--validation-fraction", o->spec.validation_fraction,
+                  "the validation tail, a fraction of the known windows (0: no early stopping)")
+      ->capture_default_str();
+  sub->add_option("--patience", o->patience,
+                  "stop after N epochs without a better validation loss (0: run every epoch); "
+                  "the best epoch's weights are kept either way")
+      ->capture_default_str();
+  sub->add_option("--period", o->spec.period,
+                  "the seasonal-naive period in steps (default: detected by autocorrelation)");
+  sub->add_option("--future", o->future, "also forecast N steps beyond the last value")
+      ->capture_default_str();
+  sub->add_option("--fill", o->fill,
+                  "missing values (blank, NA, NaN): error | linear (interpolate) | previous "
+                  "(carry the last value)")
+      ->capture_default_str();
+  sub->add_option("--resample", o->resample,
+                  "with --x: interpolate linearly onto a grid of this step (irregular times)");
+  add_regressor_flags(sub, o->train, kSeriesDefaults);
+  sub->footer(
+      "Examples:\n"
+      "  kf train series sales.csv --y sales --out runs/sales\n"
+      "  kf train series sales.csv --y sales --x month --period 12 --future 24 --out runs/sales "
+      "--save sales.safetensors\n"
+      "  kf train series log.csv --y temp --x t --resample 60 --fill linear --window 48 "
+      "--horizon 96\n"
+      "  kf predict --model sales.safetensors --input runs/sales/test_windows.csv --out next.csv");
+  sub->callback([o] { run(*o); });
+}
+
+}  // namespace kf::cli

@@ -1,0 +1,292 @@
+#include "kernelformer/model/series_experiment.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <utility>
+
+#include "kernelformer/progress.hpp"
+
+namespace kf::model {
+
+series_fill series_fill_parse(const std::string& name) {
+  if (name == "error") return series_fill::error;
+  if (name == "linear") return series_fill::linear;
+  if (name == "previous") return series_fill::previous;
+  throw std::invalid_argument("unknown fill '" + name + "' (error, linear, previous)");
+}
+
+namespace {
+
+// Throws naming the first row whose time does not increase.
+void check_increasing(const std::vector<double>& time,
+                      const std::function<std::string(index)>& row) {
+  for (std::size_t i = 1; i < time.size(); ++i)
+    if (!(time[i] > time[i - 1]))
+      throw std::invalid_argument(fmt::format(
+          "{}: time {} does not increase (the row before has {}); sort the rows and remove "
+          "duplicate times",
+          row(index(i)), time[i], time[i - 1]));
+}
+
+// Fills the missing values (NaN) between known ones, in place; the ends are known.
+index fill_gaps(std::vector<double>& v, const std::vector<double>& t, series_fill how) {
+  index filled = 0;
+  std::size_t last = 0;  // the last known value's position
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    if (std::isnan(v[i])) continue;
+    for (std::size_t j = last + 1; j < i; ++j, ++filled)
+      v[j] = how == series_fill::previous
+                 ? v[last]
+                 : v[last] + (v[i] - v[last]) * (t[j] - t[last]) / (t[i] - t[last]);
+    last = i;
+  }
+  return filled;
+}
+
+// Linear interpolation of (t, v) at the grid t_0 + k·step, k = 0 … ⌊(t_last − t_0)/step⌋.
+void resample_linear(regular_series& s, double step) {
+  const double t0 = s.time.front(), span = s.time.back() - t0;
+  const auto k_max = static_cast<index>(std::floor(span / step * (1 + 1e-12)));
+  if (k_max > (index(1) << 26))
+    throw std::invalid_argument(
+        fmt::format("resampling a time span of {} at a step of {} would make {} values", span, step,
+                    k_max + 1));
+  std::vector<double> time, values;
+  std::size_t j = 0;
+  for (index k = 0; k <= k_max; ++k) {
+    const double t = std::min(t0 + double(k) * step, s.time.back());
+    while (j + 2 < s.time.size() && s.time[j + 1] < t) ++j;
+    const double a = s.time[j], b = s.time[j + 1];
+    const double w = std::clamp((t - a) / (b - a), 0.0, 1.0);
+    time.push_back(t0 + double(k) * step);
+    values.push_back(s.values[j] + w * (s.values[j + 1] - s.values[j]));
+  }
+  s.time = std::move(time);
+  s.values = std::move(values);
+  s.step = step;
+  s.resampled = true;
+}
+
+// The median step of an increasing time column; throws naming the first step off it by more than
+// 2%.
+double check_regular(const std::vector<double>& t, index offset,
+                     const std::function<std::string(index)>& row, const std::string& hint) {
+  std::vector<double> d(t.size() - 1);
+  for (std::size_t i = 1; i < t.size(); ++i) d[i - 1] = t[i] - t[i - 1];
+  std::vector<double> sorted = d;
+  std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(sorted.size() / 2),
+                   sorted.end());
+  const double step = sorted[sorted.size() / 2];
+  for (std::size_t i = 0; i < d.size(); ++i)
+    if (std::abs(d[i] - step) > 0.02 * step)
+      throw std::invalid_argument(fmt::format(
+          "{}: time {} comes {:.6g} after the row before; the series' step is {:.6g} (time steps "
+          "must be regular: a missing or extra row?){}",
+          row(offset + index(i) + 1), t[i + 1], d[i], step, hint));
+  return (t.back() - t.front()) / double(t.size() - 1);
+}
+
+}  // namespace
+
+regular_series series_regularize(std::vector<double> time, std::vector<double> values,
+                                 const series_regular_options& o) {
+  const auto row = o.row_name ? o.row_name : [](index i) { return fmt::format("row {}", i + 1); };
+  if (values.empty()) throw std::invalid_argument("the series is empty");
+  if (!time.empty() && time.size() != values.size())
+    throw std::invalid_argument("the time and value columns differ in length");
+  if (o.resample < 0 || !std::isfinite(o.resample))
+    throw std::invalid_argument(fmt::format("resampling step {}: expected > 0", o.resample));
+  if (o.resample > 0 && time.empty()) throw std::invalid_argument("resampling needs a time column");
+  check_increasing(time, row);
+  const auto missing =
+      std::find_if(values.begin(), values.end(), [](double v) { return std::isnan(v); });
+  if (missing != values.end() && o.fill == series_fill::error)
+    throw std::invalid_argument(
+        fmt::format("{}: the value is missing{}", row(missing - values.begin()), o.hint_missing));
+  // Missing values at the ends have no neighbour on one side: dropped.
+  std::size_t first = 0, last = values.size();
+  while (first < last && std::isnan(values[first])) ++first;
+  while (last > first && std::isnan(values[last - 1])) --last;
+  if (first == last) throw std::invalid_argument("every value of the series is missing");
+  regular_series s;
+  s.trimmed = index(first + values.size() - last);
+  s.values.assign(values.begin() + std::ptrdiff_t(first), values.begin() + std::ptrdiff_t(last));
+  if (time.empty()) {
+    s.time.resize(s.values.size());
+    std::iota(s.time.begin(), s.time.end(), double(first));
+  } else {
+    s.time.assign(time.begin() + std::ptrdiff_t(first), time.begin() + std::ptrdiff_t(last));
+  }
+  s.filled = fill_gaps(s.values, s.time, o.fill);
+  if (o.resample > 0 && s.values.size() >= 2)
+    resample_linear(s, o.resample);
+  else if (!time.empty() && s.values.size() >= 2)
+    s.step = check_regular(s.time, index(first), row, o.hint_irregular);
+  return s;
+}
+
+namespace {
+
+// The split's sizes from the spec (see the header); throws when they do not fit.
+void series_split(series_data& d, const series_spec& spec) {
+  const index n = static_cast<index>(d.series.values.size());
+  if (spec.horizon < 0 || spec.window < 0 || spec.period < 0)
+    throw std::invalid_argument("the window, horizon and period must be positive");
+  if (!(spec.test_fraction >= 0 && spec.test_fraction < 1))
+    throw std::invalid_argument(
+        fmt::format("test fraction {}: expected a number in (0, 1)", spec.test_fraction));
+  if (!(spec.validation_fraction >= 0 && spec.validation_fraction < 1))
+    throw std::invalid_argument(fmt::format("validation fraction {}: expected a number in [0, 1)",
+                                            spec.validation_fraction));
+  d.horizon = spec.horizon > 0 ? spec.horizon
+              : spec.test_fraction > 0
+                  ? std::max<index>(1, std::llround(spec.test_fraction * double(n)))
+                  : std::clamp<index>(std::llround(0.2 * double(n)), 1, 200);
+  d.known = n - d.horizon;
+  d.window = spec.window > 0 ? spec.window : std::clamp<index>(d.known / 4, 2, 99);
+  const index targets = d.known - d.window;  // known samples: training + validation
+  const index val =
+      spec.validation_fraction > 0
+          ? std::max<index>(1, std::llround(spec.validation_fraction * double(targets)))
+          : 0;
+  constexpr index kMinTrain = 8;
+  if (d.known < 1 || targets - val < kMinTrain)
+    throw std::invalid_argument(fmt::format(
+        "the series has {} values: a window of {} and a test horizon of {}{} leave {} training "
+        "windows, at least {} are needed (needs {} values; shorten the window or the horizon)",
+        n, d.window, d.horizon,
+        val > 0 ? fmt::format(" (and a validation tail of {})", val) : std::string(),
+        std::max<index>(0, targets - val), kMinTrain, d.window + kMinTrain + val + d.horizon));
+  d.train_end = d.known - val;
+}
+
+// μ and σ of the training part (values before train_end); a constant part has nothing to learn.
+void series_standardize(series_data& d) {
+  const auto& v = d.series.values;
+  const auto n = static_cast<std::size_t>(d.train_end);
+  double mean = 0, ss = 0;
+  for (std::size_t i = 0; i < n; ++i) mean += v[i] / double(n);
+  for (std::size_t i = 0; i < n; ++i) ss += (v[i] - mean) * (v[i] - mean);
+  const double sd = std::sqrt(ss / double(n));
+  if (!(sd > 1e-12 * std::max(1.0, std::abs(mean))))
+    throw std::invalid_argument(fmt::format(
+        "the training part (the first {} values) is constant at {:.6g}: nothing to learn", n,
+        mean));
+  d.shift = mean;
+  d.scale = sd;
+}
+
+std::vector<double> standardized(const series_data& d, index end) {
+  std::vector<double> z(d.series.values.begin(), d.series.values.begin() + end);
+  for (double& x : z) x = (x - d.shift) / d.scale;
+  return z;
+}
+
+}  // namespace
+
+series_data series_make(regular_series s, const series_spec& spec) {
+  series_data d;
+  d.series = std::move(s);
+  series_split(d, spec);
+  const auto& v = d.series.values;
+  if (spec.period > 0) {
+    if (spec.period > d.window)
+      throw std::invalid_argument(fmt::format(
+          "a period of {} is longer than the window of {}: the seasonal-naive forecast looks one "
+          "period back within a window",
+          spec.period, d.window));
+    d.period.period = spec.period;
+    d.period_given = true;
+  } else {
+    const index max_lag = std::min(d.window, d.known / 2);
+    if (max_lag >= 2)
+      d.period =
+          series_period_detect(std::span<const double>(v.data(), std::size_t(d.known)), max_lag);
+  }
+  series_standardize(d);
+  const std::vector<double> z = standardized(d, d.known);
+  d.train = series_windows_make(z, d.window, d.window, d.train_end);
+  d.validation = series_windows_make(z, d.window, d.train_end, d.known);
+  return d;
+}
+
+train_result series_train(const series_data& d, sequence_regressor<float>& m, train_options o,
+                          const epoch_callback& on_epoch) {
+  if (m.config().seq_len != d.window)
+    throw std::invalid_argument(fmt::format("series: the model takes windows of {}, the data {}",
+                                            m.config().seq_len, d.window));
+  if (m.config().normalizes())
+    throw std::invalid_argument("series: the model already normalizes its inputs");
+  const bool validate = d.validation.x.rows() > 0;
+  o.validation_x = validate ? &d.validation.x : nullptr;
+  o.validation_y = validate ? &d.validation.y : nullptr;
+  train_result r = train_regressor(m, d.train.x, d.train.y, o, on_epoch);
+  m.set_input_normalization(d.shift, d.scale);
+  return r;
+}
+
+namespace {
+
+void check_finite(const std::string& name, const std::vector<double>& v, const char* what) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]))
+      throw std::runtime_error(fmt::format(
+          "the {} forecast ({}) is {} at step {}: the model diverged", name, what, v[i], i + 1));
+}
+
+}  // namespace
+
+series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future) {
+  const auto& v = d.series.values;
+  const std::span<const double> known(v.data(), std::size_t(d.known)), all(v);
+  const std::span<const double> truth(v.data() + d.known, std::size_t(d.horizon));
+  series_result r;
+  // The NW forecaster's keys: every known window (training and validation), standardized.
+  const std::vector<double> z = standardized(d, d.known);
+  const series_windows kw = series_windows_make(z, d.window, d.window, d.known);
+  r.nw = nw_forecaster_fit(kw.x, kw.y);
+  const window_predictor nw = [&](const std::vector<double>& w) {
+    std::vector<double> zw = w;
+    for (double& x : zw) x = (x - d.shift) / d.scale;
+    return d.shift + d.scale * r.nw.predict(zw);
+  };
+  const std::vector<std::pair<std::string, window_predictor>> predictors = {
+      {"transformer", forecast_predictor(m)},
+      {"nw", nw},
+      {"seasonal_naive", seasonal_naive_predictor(d.period.period)}};
+  // One step for every prediction: two per test step (rollout, teacher-forced), one per future
+  // step, for each forecaster.
+  progress_step step(fmt::format("forecasts ({} steps, 3 forecasters)", d.horizon + future),
+                     3 * (2 * d.horizon + future));
+  index done = 0;
+  for (const auto& [name, predict_one] : predictors) {
+    const window_predictor predict = [&, p = predict_one](const std::vector<double>& w) {
+      const double y = p(w);
+      step.set(++done);
+      return y;
+    };
+    series_forecaster f;
+    f.name = name;
+    f.test = forecast_run(known, truth, d.window, predict);
+    check_finite(name, f.test.rollout, "rollout");
+    check_finite(name, f.test.teacher_forced, "teacher-forced");
+    f.rollout = forecast_score(f.test.rollout, truth);
+    f.teacher_forced = forecast_score(f.test.teacher_forced, truth);
+    if (future > 0) {
+      f.future = forecast_rollout(all, future, d.window, predict);
+      check_finite(name, f.future, "future");
+    }
+    r.forecasters.push_back(std::move(f));
+  }
+  const double mean = std::accumulate(known.begin(), known.end(), 0.0) / double(known.size());
+  r.mean = forecast_score(std::vector<double>(truth.size(), mean), truth);
+  for (index k = 1; k <= future; ++k)
+    r.future_time.push_back(d.series.time.back() + double(k) * d.series.step);
+  return r;
+}
+
+}  // namespace kf::model
