@@ -45,6 +45,8 @@ set(KF_LIBRARY_SOURCES
   src/model/token_model.cpp
   src/model/generation.cpp
   src/model/lm_train.cpp
+  src/model/seq2seq.cpp
+  src/model/seq2seq_data.cpp
   src/explore/attention_fit.cpp
   src/explore/explorer.cpp
   src/explore/explorer_head.cpp
