@@ -111,6 +111,17 @@ void run_train(const seq2seq_options& o) {
   all.insert(all.end(), d.val.begin(), d.val.end());
   model::seq2seq_configure(p, v, all);
   model::token_model<float> m(p.model, o.seed);
+  index unknown = 0;  // validation characters the training pairs never showed (<unk>)
+  for (const auto& q : d.val) {
+    index us = 0, ut = 0;
+    v.encode(q.source, &us), v.encode(q.target, &ut);
+    unknown += us + ut;
+  }
+  if (unknown > 0)
+    fmt::print(stderr,
+               "kf: warning: {} character(s) of the validation pairs never occur in the training "
+               "pairs (<unk>)\n",
+               unknown);
   if (!o.quiet)
     fmt::print(
         "kf train seq2seq: {} — {} train / {} validation pairs, vocabulary {}, context {}\n"
@@ -121,6 +132,7 @@ void run_train(const seq2seq_options& o) {
   seq2seq_run run;
   run.config = o.config, run.positions = o.positions, run.data = d.name, run.seed = o.seed;
   run.task = d.task, run.train_pairs = static_cast<index>(d.train.size()), run.val = &d.val;
+  run.val_unknown = unknown;
   {
     progress_bar bar("training");
     double exact = NAN;
@@ -199,7 +211,8 @@ void add_train_seq2seq(CLI::App* train) {
       ->capture_default_str();
   sub->add_option("--positions", o->positions,
                   "sinusoidal (seed 003's; reverse's cross-attention is the anti-diagonal) | "
-                  "learned (GPT-style; as accurate, but partly reads by content)")
+                  "learned (GPT-style; as accurate, but the cross-attention aligns by content, not "
+                  "position)")
       ->capture_default_str();
   sub->add_option("--steps", o->steps, "training steps (default: 1000 tiny, 3000 small)");
   sub->add_option("--epochs", o->epochs, "passes over the training pairs (instead of --steps)");

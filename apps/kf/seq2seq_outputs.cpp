@@ -93,6 +93,7 @@ nlohmann::json seq2seq_summary(const seq2seq_run& r, const model::seq2seq_preset
   nlohmann::json js = {{"data", r.data},
                        {"train_pairs", r.train_pairs},
                        {"val_pairs", val.size()},
+                       {"val_unknown_characters", r.val_unknown},
                        {"config", r.config},
                        {"positions", r.positions},
                        {"parameters", parameters},

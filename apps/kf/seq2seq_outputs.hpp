@@ -20,7 +20,7 @@ struct seq2seq_run {
   std::string config, positions, data;  // "tiny", "sinusoidal", "reverse (lengths 3..10)" / file
   std::uint64_t seed = 0;
   std::optional<model::seq2seq_task> task;  // built-in tasks
-  index train_pairs = 0;
+  index train_pairs = 0, val_unknown = 0;   // val_unknown: characters outside the vocabulary
   const std::vector<model::seq2seq_pair>* val = nullptr;
   std::vector<std::string> predictions;  // greedy output per validation pair
   model::seq2seq_train_result tr;

@@ -125,6 +125,30 @@ TEST_F(KfSeq2seq, TrainPredictInspectAttention) {
   EXPECT_NE(r.output.find("keeping the first 6"), std::string::npos) << r.output;
 }
 
+TEST_F(KfSeq2seq, PairsFromAFile) {
+  // A CSV with a header, CR LF line ends and quoted fields; every 10th pair is validation.
+  std::string csv = "source,target\r\n";
+  for (int i = 0; i < 30; ++i)
+    csv += "\"a, " + std::to_string(i) + "\",\"" + std::to_string(i) + " \"\"x\"\"\"\r\n";
+  io::write_file_atomic(d_ + "/p.csv", csv);
+  const std::string model = d_ + "/p.safetensors";
+  auto r = run_kf("train seq2seq --pairs " + d_ + "/p.csv --epochs 2 --batch 9 --save " + model +
+                  " --summary " + d_ + "/s.json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto js = nlohmann::json::parse(io::read_file(d_ + "/s.json"));
+  EXPECT_EQ(js["data"], d_ + "/p.csv");
+  EXPECT_EQ(js["train_pairs"], 27);
+  EXPECT_EQ(js["val_pairs"], 3);
+  EXPECT_EQ(js["steps"], 6);                   // 2 epochs of 27 pairs, 9 a step
+  EXPECT_EQ(js["example"]["source"], "a, 9");  // the 10th pair
+  EXPECT_EQ(js["example"]["target"], "9 \"x\"");
+  EXPECT_EQ(js["context"], 7);  // the longest target, "10 \"x\"", + </s>
+  EXPECT_TRUE(js["cross_alignment"].is_null());
+  r = run_kf("predict --model " + model + " --text \"a, 3\"");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output, library_decode(model, {"a, 3"})[0] + "\n");
+}
+
 TEST_F(KfSeq2seq, BadInputsOneLineNothingWritten) {
   io::write_file_atomic(d_ + "/bad.tsv", "ab\tba\nabc\tc\tb\n");
   io::write_file_atomic(d_ + "/few.csv", "source,target\nab,ba\ncd,dc\n");
