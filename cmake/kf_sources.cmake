@@ -78,6 +78,8 @@ set(KF_MODEL_SOURCES
   src/model/token_model.cpp
   src/model/generation.cpp
   src/model/lm_train.cpp
+  src/model/seq2seq.cpp
+  src/model/seq2seq_data.cpp
   src/explore/attention_fit.cpp
   src/explore/demos.cpp
   src/explore/explorer.cpp

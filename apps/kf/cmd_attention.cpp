@@ -18,51 +18,15 @@ namespace kf::cli {
 namespace {
 
 struct attention_options {
-  std::string model, text = "The cat sat on the mat.", source, out, csv, html;
-  index layer = 0, head = 0;  // 1-based; 0: all
+  std::string model, text, source, out, csv, html;  // text empty: lm_input_read's default
+  index layer = 0, head = 0;                        // 1-based; 0: all
 };
-
-std::string tick(const std::string& piece) {
-  std::string s;
-  for (char c : piece) {
-    if (c == ' ')
-      s += "\xE2\x90\xA3";  // ␣ (open box): a visible space
-    else if (c == '\n')
-      s += "\\n";
-    else if (c == '\t')
-      s += "\\t";
-    else
-      s += c;
-  }
-  return s;
-}
-
-// The token ids of OPTION's TEXT, at most the last CONTEXT of them (warnings on stderr for
-// unknown pieces and for a cut), and one label per token.
-std::vector<index> attention_tokens(const text::tokenizer& tok, const std::string& text,
-                                    index context, const std::string& option,
-                                    std::vector<std::string>& labels) {
-  if (text.empty()) throw user_error(option + " is empty");
-  index unknown = 0;
-  std::vector<index> ids = tok.encode(text, &unknown);
-  if (unknown > 0)
-    fmt::print(stderr, "kf: warning: {} piece(s) of {} are not in the vocabulary (<unk>)\n",
-               unknown, option);
-  if (static_cast<index>(ids.size()) > context) {
-    fmt::print(stderr, "kf: warning: {} has {} tokens; keeping the last {} (the context)\n", option,
-               ids.size(), context);
-    ids.erase(ids.begin(), ids.end() - context);
-  }
-  if (ids.empty()) throw user_error(option + " holds no tokens");
-  labels.clear();
-  for (index id : ids) labels.push_back(tick(tok.decode({id})));
-  return ids;
-}
 
 // --out (and --csv): the decoder's self-attention heatmaps, one panel per selected layer × head.
 index stage_attention_heatmaps(io::atomic_writer& wr, const attention_options& o, loaded_lm& lm,
-                               const std::vector<index>& ids,
-                               const std::vector<std::string>& labels) {
+                               const lm_input& input) {
+  const std::vector<index>& ids = input.ids;
+  const std::vector<std::string>& labels = input.labels;
   const auto& cfg = lm.model->config();
   model::token_input in;
   in.t = static_cast<index>(ids.size());
@@ -90,7 +54,7 @@ index stage_attention_heatmaps(io::atomic_writer& wr, const attention_options& o
       panels.push_back(std::move(hm));
     }
   const std::string title =
-      fmt::format("attention on \"{}\" ({})", o.text, kernel_describe(cfg.block.kernel));
+      fmt::format("attention on \"{}\" ({})", input.text, kernel_describe(cfg.block.kernel));
   if (panels.size() == 1) {
     panels[0].title = title + ", " + panels[0].title;
     wr.stage(o.out, viz::render_for_path(panels[0], o.out));
@@ -105,22 +69,18 @@ index stage_attention_heatmaps(io::atomic_writer& wr, const attention_options& o
 
 // --html: the bertviz-style page (viz/attention_html.hpp) of every site, layer and head.
 index stage_attention_html(io::atomic_writer& wr, const attention_options& o, loaded_lm& lm,
-                           const std::vector<index>& ids, const std::vector<std::string>& labels) {
+                           const lm_input& in) {
   const auto& cfg = lm.model->config();
-  std::vector<std::string> source_labels;
-  std::vector<index> source;
-  if (lm.model->is_encoder_decoder())
-    source = attention_tokens(lm.tok, o.source, cfg.context, "--source", source_labels);
   viz::attention_view v;
   try {
-    v = viz::attention_view_collect(*lm.model, ids, labels, source, source_labels);
+    v = viz::attention_view_collect(*lm.model, in.ids, in.labels, in.source, in.source_labels);
   } catch (const std::invalid_argument& e) {
     throw user_error(e.what());
   }
   v.title = fmt::format("attention of {}", std::filesystem::path(o.model).filename().string());
   v.detail = fmt::format("{}, kernel {}; text \"{}\" ({} tokens{})", cfg.describe(),
-                         kernel_describe(cfg.block.kernel), o.text, ids.size(),
-                         source.empty() ? "" : fmt::format("; source \"{}\"", o.source));
+                         kernel_describe(cfg.block.kernel), in.text, in.ids.size(),
+                         in.source.empty() ? "" : fmt::format("; source \"{}\"", in.source_text));
   wr.stage(o.html, viz::attention_view_html(v));
   return static_cast<index>(v.sites.size());
 }
@@ -134,41 +94,31 @@ void run_attention(const attention_options& o) {
     require_output(o.csv, "--csv", {".csv"});
   }
   if (!o.html.empty()) require_output(o.html, "--html", {".html"});
-  loaded_lm lm = load_lm(o.model, true);  // encoder-decoder models are refused below
+  loaded_lm lm = load_lm(o.model, true);  // encoder-decoder models: --html only
   const auto& cfg = lm.model->config();
-  if (lm.model->is_encoder_decoder()) {
-    if (!o.out.empty())
-      throw user_error(
-          "--out draws a language model's heatmaps; for an encoder-decoder model "
-          "use --html alone");
-    if (o.source.empty())
-      throw user_error(
-          "--source is required: an encoder-decoder model reads it in its encoder "
-          "(and --text in its decoder)");
-    if (cfg.src_vocab != lm.tok.size())
-      throw user_error(fmt::format(
-          "--model {}: the encoder's vocabulary ({}) is not the tokenizer's ({}), so --source "
-          "cannot be tokenized",
-          o.model, cfg.src_vocab, lm.tok.size()));
-  } else if (!o.source.empty()) {
-    throw user_error("--source is for encoder-decoder models; this is a language model");
-  }
+  if (lm.model->is_encoder_decoder() && !o.out.empty())
+    throw user_error(
+        "--out draws a language model's heatmaps; for an encoder-decoder model use --html alone");
   if (o.layer < 0 || o.layer > cfg.decoder_layers)
     throw user_error(fmt::format("--layer {} is outside 1..{}", o.layer, cfg.decoder_layers));
   if (o.head < 0 || o.head > cfg.block.heads)
     throw user_error(fmt::format("--head {} is outside 1..{}", o.head, cfg.block.heads));
-  std::vector<std::string> labels;
-  const std::vector<index> ids = attention_tokens(lm.tok, o.text, cfg.context, "--text", labels);
+  lm_input in;
+  try {
+    in = lm_input_read(lm, o.text, o.source);
+  } catch (const user_error& e) {
+    throw user_error(fmt::format("--model {}: {}", o.model, e.what()));
+  }
   io::atomic_writer wr;
-  const index panels = o.out.empty() ? 0 : stage_attention_heatmaps(wr, o, lm, ids, labels);
-  const index sites = o.html.empty() ? 0 : stage_attention_html(wr, o, lm, ids, labels);
+  const index panels = o.out.empty() ? 0 : stage_attention_heatmaps(wr, o, lm, in);
+  const index sites = o.html.empty() ? 0 : stage_attention_html(wr, o, lm, in);
   wr.commit();
   if (!o.out.empty())
     fmt::print("wrote {} ({} panel{}, {} tokens)\n", o.out, panels, panels == 1 ? "" : "s",
-               ids.size());
+               in.ids.size());
   if (!o.html.empty())
     fmt::print("wrote {} ({} attention site{} × {} layers × {} heads, {} tokens)\n", o.html, sites,
-               sites == 1 ? "" : "s", cfg.decoder_layers, cfg.block.heads, ids.size());
+               sites == 1 ? "" : "s", cfg.decoder_layers, cfg.block.heads, in.ids.size());
 }
 
 }  // namespace
@@ -177,9 +127,13 @@ void add_attention(CLI::App& app) {
   auto o = std::make_shared<attention_options>();
   CLI::App* sub = app.add_subcommand(
       "attention",
-      "A language model's attention on a sentence: heatmaps, or a bertviz-style HTML page");
-  sub->add_option("--model", o->model, "MODEL.safetensors from kf train lm")->required();
-  sub->add_option("--text", o->text, "the sentence")->capture_default_str();
+      "A language model's (or seq2seq model's) attention on a sentence: heatmaps, or a "
+      "bertviz-style HTML page");
+  sub->add_option("--model", o->model, "MODEL.safetensors from kf train lm or kf train seq2seq")
+      ->required();
+  sub->add_option("--text", o->text,
+                  "the sentence (default: \"The cat sat on the mat.\"; a seq2seq model's decoder "
+                  "text, default: its greedy output for --source); its first context tokens");
   sub->add_option("--layer", o->layer, "layer, from 1 (default: all layers)");
   sub->add_option("--head", o->head, "head, from 1 (default: all heads)");
   sub->add_option("--out", o->out, "heatmap.png | heatmap.svg");
@@ -189,15 +143,18 @@ void add_attention(CLI::App& app) {
                   "token: lines to the tokens it attends to), a model view (every layer x head) "
                   "and each head read as a kernel (shape, bandwidth, offset, R², df = tr W)");
   sub->add_option("--source", o->source,
-                  "encoder-decoder models (--html): the encoder's text (--text is the decoder's)");
+                  "encoder-decoder models (--html): the encoder's text (--text is the decoder's; "
+                  "default for kf train seq2seq models: the validation example they keep)");
   sub->footer(
       "--out or --html is required (or both); --layer/--head select --out's panels, the page "
-      "holds them all.\n"
+      "holds them all.\nA text longer than the model's context keeps its first context tokens "
+      "(as kf inspect does).\n"
       "Examples:\n"
       "  kf attention --model lm.safetensors --out cat.png                 # all layers x heads\n"
       "  kf attention --model lm.safetensors --layer 2 --head 1 --out l2h1.svg\n"
       "  kf attention --model models/lm_word.safetensors --text \"The cat sat on the mat.\" "
-      "--html view.html");
+      "--html view.html\n"
+      "  kf attention --model s2s.safetensors --source \"abc123\" --html s2s.html   # 3 sites");
   sub->callback([o] { run_attention(*o); });
 }
 

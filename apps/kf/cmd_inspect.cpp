@@ -10,13 +10,15 @@
 #include "kernelformer/explore/inspect.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/seq2seq.hpp"
 #include "kernelformer/text/tokenizer.hpp"
+#include "lm_load.hpp"
 
 namespace kf::cli {
 namespace {
 
 struct inspect_options {
-  std::string model, data, text, summary, csv;
+  std::string model, data, text, source, summary, csv;
   index row = 1;
   bool quiet = false;
 };
@@ -25,6 +27,7 @@ struct inspect_options {
 // context of `kf train periodic --function sin` (sin(0.1 t) for the last seq_len t < 1000).
 std::vector<float> regressor_input(const inspect_options& o, index seq_len, std::string& what) {
   if (!o.text.empty()) throw user_error("--text applies to language models; use --data");
+  if (!o.source.empty()) throw user_error("--source applies to encoder-decoder models");
   std::vector<float> w(static_cast<std::size_t>(seq_len));
   if (o.data.empty()) {
     for (index i = 0; i < seq_len; ++i)
@@ -49,26 +52,37 @@ std::vector<float> regressor_input(const inspect_options& o, index seq_len, std:
   return w;
 }
 
-// The language model's input: --text, the start of the --data text file, or a default sentence;
-// at most the model's context.
-std::vector<index> lm_input(const inspect_options& o, const text::tokenizer& tok, index context,
-                            std::string& what) {
-  if (!o.data.empty() && !o.text.empty()) throw user_error("give --data or --text, not both");
-  std::string text = o.text.empty() ? "The cat sat on the mat." : o.text;
-  what = o.text.empty() ? "the default sentence" : "--text";
+// A token model's input: --text, the --data text file (a language model), or the defaults; an
+// encoder-decoder's --source too (lm_input_read: the first context tokens of each).
+model_inspection inspect_lm(const inspect_options& o, std::string& what) {
+  loaded_lm lm = load_lm(o.model, true);
+  std::string text = o.text, text_option = "--text";
   if (!o.data.empty()) {
+    if (!o.text.empty()) throw user_error("give --data or --text, not both");
+    if (lm.model->is_encoder_decoder())
+      throw user_error(
+          "--data is a language model's text; an encoder-decoder reads --source "
+          "(encoder) and --text (decoder)");
     try {
       text = io::read_file(o.data);
     } catch (const std::exception& e) {
       throw user_error(fmt::format("--data {}: {}", o.data, e.what()));
     }
-    what = fmt::format("the start of {}", o.data);
+    text_option = "--data " + o.data;
   }
-  std::vector<index> ids = tok.encode(text);
-  if (ids.empty()) throw user_error(what + " holds no tokens");
-  if (static_cast<index>(ids.size()) > context) ids.resize(static_cast<std::size_t>(context));
-  what += fmt::format(" ({} tokens)", ids.size());
-  return ids;
+  const lm_input in = lm_input_read(lm, text, o.source, text_option);
+  const std::string text_what = !o.data.empty()  ? fmt::format("the start of {}", o.data)
+                                : o.text.empty() ? "the default text"
+                                                 : "--text";
+  if (in.source.empty())
+    what = fmt::format("{} ({} tokens)", text_what, in.ids.size());
+  else
+    what = fmt::format("source \"{}\" ({} tokens), decoder \"{}\" ({} tokens{})", in.source_text,
+                       in.source.size(), in.text, in.ids.size(),
+                       model::seq2seq_metadata(lm.metadata) ? ", <s> first" : "");
+  progress_bar bar("reading the heads");
+  return inspect_token_model(
+      *lm.model, in.ids, [&](int done, int total) { bar.update(done, total); }, in.source);
 }
 
 void run(const inspect_options& o) {
@@ -86,16 +100,7 @@ void run(const inspect_options& o) {
       progress_bar bar("reading the heads");
       r = inspect_regressor(*m, w, [&](int done, int total) { bar.update(done, total); });
     } else if (kind == "token_model") {
-      const auto cfg = model::token_model_config::from_metadata(ck.metadata);
-      if (cfg.encoder_layers > 0)
-        throw user_error(o.model +
-                         ": an encoder-decoder model; kf inspect reads periodic "
-                         "regressors and decoder-only language models");
-      const text::tokenizer tok = text::tokenizer::from_metadata(ck.metadata);
-      auto m = model::token_model_load(ck);
-      const auto ids = lm_input(o, tok, cfg.context, input);
-      progress_bar bar("reading the heads");
-      r = inspect_token_model(*m, ids, [&](int done, int total) { bar.update(done, total); });
+      r = inspect_lm(o, input);
     } else {
       throw user_error(
           fmt::format("{}: model kind '{}' is not one kf inspect reads "
@@ -114,14 +119,15 @@ void run(const inspect_options& o) {
   js["architecture"] = r.architecture;
   js["parameters"] = r.parameters;
   js["input"] = input;
-  std::string csv = "layer,head,shape,bandwidth,offset,r2,r2_gaussian,df,queries,keys\n";
+  std::string csv = "site,layer,head,shape,bandwidth,offset,r2,r2_gaussian,df,queries,keys\n";
   for (const auto& h : r.heads) {
     const auto& b = h.fit.shapes[static_cast<std::size_t>(h.fit.best)];
     nlohmann::json shapes;
     for (const auto& s : h.fit.shapes)
       shapes[s.kernel] = {
           {"bandwidth", s.median_bandwidth}, {"offset", s.median_offset}, {"r2", s.r2}};
-    js["heads"].push_back({{"layer", h.layer + 1},
+    js["heads"].push_back({{"site", h.site},
+                           {"layer", h.layer + 1},
                            {"head", h.head + 1},
                            {"shape", b.kernel},
                            {"bandwidth", b.median_bandwidth},
@@ -131,9 +137,9 @@ void run(const inspect_options& o) {
                            {"queries", h.queries},
                            {"keys", h.keys},
                            {"shapes", shapes}});
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", h.layer + 1, h.head + 1, b.kernel,
-                       b.median_bandwidth, b.median_offset, b.r2, h.fit.shapes[0].r2, h.df,
-                       h.queries, h.keys);
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", h.site, h.layer + 1, h.head + 1,
+                       b.kernel, b.median_bandwidth, b.median_offset, b.r2, h.fit.shapes[0].r2,
+                       h.df, h.queries, h.keys);
   }
   io::atomic_writer writer;
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
@@ -142,18 +148,27 @@ void run(const inspect_options& o) {
   if (o.quiet) return;
   fmt::print("kf inspect: {} ({})\n{}\n{} parameters; input: {}\n\n", o.model, r.kind,
              r.architecture, r.parameters, input);
-  fmt::print("{:>5} {:>4}  {:<13} {:>9} {:>8} {:>7} {:>9} {:>8}\n", "layer", "head", "best shape",
-             "bandwidth", "offset", "R²", "R² gauss", "df=tr W");
+  // The site column only when there are several (an encoder-decoder's three).
+  const bool sites = !r.heads.empty() && r.heads.front().site != r.heads.back().site;
+  fmt::print("{}{:>5} {:>4}  {:<13} {:>9} {:>8} {:>7} {:>9} {:>8}\n",
+             sites ? fmt::format("{:<14}", "site") : "", "layer", "head", "best shape", "bandwidth",
+             "offset", "R²", "R² gauss", "df=tr W");
   for (const auto& h : r.heads) {
     const auto& b = h.fit.shapes[static_cast<std::size_t>(h.fit.best)];
-    fmt::print("{:>5} {:>4}  {:<13} {:>9.3g} {:>8.3g} {:>7.4f} {:>9.4f} {:>8.2f}\n", h.layer + 1,
-               h.head + 1, b.kernel, b.median_bandwidth, b.median_offset, b.r2, h.fit.shapes[0].r2,
-               h.df);
+    fmt::print("{}{:>5} {:>4}  {:<13} {:>9.3g} {:>8.3g} {:>7.4f} {:>9.4f} {:>8.2f}\n",
+               sites ? fmt::format("{:<14}", h.site) : "", h.layer + 1, h.head + 1, b.kernel,
+               b.median_bandwidth, b.median_offset, b.r2, h.fit.shapes[0].r2, h.df);
   }
-  fmt::print(
-      "\nbandwidth and offset in positions (medians over query rows; offset < 0 looks back); "
-      "df = tr W of {} positions: {} copies each position, 1 averages all\n",
-      r.heads.empty() ? 0 : r.heads[0].queries, r.heads.empty() ? 0 : r.heads[0].queries);
+  if (sites)
+    fmt::print(
+        "\nbandwidth and offset in positions (medians over query rows; offset < 0 looks back; "
+        "cross-attention: source position minus target position); df = tr W: the query count "
+        "copies each position, 1 averages all\n");
+  else
+    fmt::print(
+        "\nbandwidth and offset in positions (medians over query rows; offset < 0 looks back); "
+        "df = tr W of {} positions: {} copies each position, 1 averages all\n",
+        r.heads.empty() ? 0 : r.heads[0].queries, r.heads.empty() ? 0 : r.heads[0].queries);
 }
 
 }  // namespace
@@ -164,23 +179,32 @@ void add_inspect(CLI::App& app) {
       "inspect",
       "A checkpoint's architecture, parameter count and every attention head read as a kernel "
       "smoother: best kernel shape, bandwidth, offset, R², effective degrees of freedom tr W");
-  sub->add_option("model", o->model, "MODEL.safetensors (kf train periodic or kf train lm)")
+  sub->add_option("model", o->model,
+                  "MODEL.safetensors (kf train periodic, kf train lm or kf train seq2seq)")
       ->required();
   sub->add_option("--data", o->data,
                   "periodic regressor: X.npy|X.csv, one window per row (default: the sin test "
                   "context); language model: a text file, its first context tokens");
   sub->add_option("--row", o->row, "regressor: the row of --data to run (1-based)")
       ->capture_default_str();
-  sub->add_option("--text", o->text, "language model: the input text (default: a sentence)");
+  sub->add_option("--text", o->text,
+                  "language model: the input text (default: a sentence); encoder-decoder: the "
+                  "decoder's text (seq2seq default: the model's greedy output for --source); the "
+                  "first context tokens, as kf attention keeps");
+  sub->add_option("--source", o->source,
+                  "encoder-decoder: the encoder's text (seq2seq default: the validation example "
+                  "the checkpoint keeps)");
   sub->add_option("--summary", o->summary, "SUMMARY.json: everything, every shape's fit per head");
-  sub->add_option("--csv", o->csv, "HEADS.csv: one row per layer and head");
+  sub->add_option("--csv", o->csv, "HEADS.csv: one row per site, layer and head");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Examples:\n"
       "  kf train periodic --function sin --config quick --save sin.safetensors\n"
       "  kf inspect sin.safetensors                      # on the sin test context\n"
       "  kf inspect sin.safetensors --data windows.npy --row 3 --csv heads.csv\n"
-      "  kf inspect lm.safetensors --text \"To be, or not to be\" --summary heads.json");
+      "  kf inspect lm.safetensors --text \"To be, or not to be\" --summary heads.json\n"
+      "  kf inspect s2s.safetensors --source \"abc123\" --csv heads.csv   # encoder, decoder, "
+      "cross");
   sub->callback([o] { run(*o); });
 }
 

@@ -329,7 +329,9 @@ loaded_lm load_lm(const std::string& path, bool encoder_decoder) {
     const model::checkpoint ck = model::checkpoint_load(path);
     const auto cfg = model::token_model_config::from_metadata(ck.metadata);
     if (cfg.encoder_layers > 0 && !encoder_decoder)
-      throw std::runtime_error("this is an encoder-decoder model; sampling needs a language model");
+      throw std::runtime_error(
+          "this is an encoder-decoder model; sampling needs a language model (kf predict decodes "
+          "kf train seq2seq models)");
     r.tok = text::tokenizer::from_metadata(ck.metadata);
     if (r.tok.size() != cfg.vocab)
       throw std::runtime_error(fmt::format(

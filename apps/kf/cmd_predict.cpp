@@ -1,40 +1,37 @@
-// kf predict — run a saved model (safetensors + its config in the metadata) on a batch.
+// kf predict — run a saved model (safetensors + its config in the metadata): a periodic
+// regressor on a batch of windows, or a seq2seq model (kf train seq2seq) decoding sources
+// greedily.
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <memory>
 
 #include "common.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/seq2seq.hpp"
 #include "kernelformer/model/sequence_regressor.hpp"
+#include "lm_load.hpp"
 
 namespace kf::cli {
 namespace {
 
 struct predict_options {
-  std::string model, input, out;
+  std::string model, input, out, text;
   index batch = 256;
   bool quiet = false;
 };
 
-void run(const predict_options& o) {
-  require_extension(o.model, "--model", {".safetensors"});
+void run_regressor(const predict_options& o, const model::checkpoint& ck) {
+  if (!o.text.empty()) throw user_error("--text is for seq2seq models; a regressor reads --input");
+  if (o.input.empty() || o.out.empty())
+    throw user_error("a regressor needs --input (X.npy or X.csv) and --out (Y.npy or Y.csv)");
   require_output(o.out, "--out", {".npy", ".csv"});
-  if (o.batch < 1) throw user_error("--batch must be at least 1");
-  // The file, its metadata and the tensor table are checked before anything is allocated.
   std::unique_ptr<model::sequence_regressor<float>> mp;
   try {
-    const model::checkpoint ck = model::checkpoint_load(o.model);
-    const auto kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : std::string("?");
-    if (kind != "sequence_regressor")
-      throw std::runtime_error(
-          fmt::format("model kind '{}' is not supported by kf predict (sequence_regressor)",
-                      model::checkpoint_quote(kind)));
     mp = model::sequence_regressor_load(ck);
   } catch (const std::runtime_error& e) {
-    const std::string what = e.what();
-    // checkpoint_parse names the file itself; metadata errors do not.
-    throw user_error(what.rfind(o.model + ":", 0) == 0 ? what : o.model + ": " + what);
+    throw user_error(o.model + ": " + e.what());
   }
   model::sequence_regressor<float>& m = *mp;
   const model::regressor_config& cfg = m.config();
@@ -58,18 +55,128 @@ void run(const predict_options& o) {
     fmt::print("kf predict: {} sequences of {} values -> wrote {}\n", n, cfg.seq_len, o.out);
 }
 
+// The sources: --text, or --input's lines (one source a line; each checked against the context).
+std::vector<std::string> seq2seq_sources(const predict_options& o, index context) {
+  if (o.text.empty() == o.input.empty())
+    throw user_error("give --text \"SOURCE\" or --input SOURCES.txt (one source a line)");
+  std::vector<std::string> src;
+  if (!o.text.empty()) {
+    if (static_cast<index>(o.text.size()) > context)
+      throw user_error(fmt::format("--text has {} characters; the model reads at most {}",
+                                   o.text.size(), context));
+    return {o.text};
+  }
+  std::string text;
+  try {
+    text = io::read_file(o.input);
+  } catch (const std::exception& e) {
+    throw user_error(fmt::format("--input {}: {}", o.input, e.what()));
+  }
+  std::size_t pos = 0;
+  for (index line = 1; pos < text.size(); ++line) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string s = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (!s.empty() && s.back() == '\r') s.pop_back();
+    if (s.empty())
+      throw user_error(fmt::format("{}:{}: an empty line (one source a line)", o.input, line));
+    if (static_cast<index>(s.size()) > context)
+      throw user_error(fmt::format("{}:{}: {} characters; the model reads at most {}", o.input,
+                                   line, s.size(), context));
+    src.push_back(std::move(s));
+  }
+  if (src.empty()) throw user_error(fmt::format("--input {}: no sources", o.input));
+  return src;
+}
+
+void run_seq2seq(const predict_options& o) {
+  loaded_lm lm = load_lm(o.model, true);
+  if (!model::seq2seq_metadata(lm.metadata))
+    throw user_error(fmt::format(
+        "--model {}: a token_model that kf train seq2seq did not write; kf predict reads "
+        "seq2seq models and periodic regressors (kf sample continues a language model)",
+        o.model));
+  if (!o.out.empty()) require_output(o.out, "--out", {".txt", ".tsv"});
+  const model::seq2seq_vocab v = model::seq2seq_vocab::from_tokenizer(lm.tok);
+  const std::vector<std::string> src = seq2seq_sources(o, lm.model->config().context);
+  index unknown = 0;
+  for (const auto& s : src) {
+    index u = 0;
+    v.encode(s, &u);
+    unknown += u;
+  }
+  if (unknown > 0)
+    fmt::print(stderr, "kf: warning: {} character(s) of the sources are not in the vocabulary\n",
+               unknown);
+  std::vector<std::string> out;
+  {
+    progress_bar bar("decoding");
+    out = model::seq2seq_translate(*lm.model, v, src, o.batch, [&](index done, index total) {
+      bar.update(int(done), int(total));
+    });
+  }
+  if (o.out.empty()) {
+    for (const auto& s : out) fmt::print("{}\n", s);
+    return;
+  }
+  const bool tsv = o.out.ends_with(".tsv");
+  std::string text = tsv ? "source\toutput\n" : "";
+  for (std::size_t i = 0; i < out.size(); ++i)
+    text += tsv ? fmt::format("{}\t{}\n", src[i], out[i]) : out[i] + "\n";
+  io::write_file_atomic(o.out, text);
+  if (!o.quiet) fmt::print("kf predict: {} sources decoded -> wrote {}\n", out.size(), o.out);
+}
+
+void run(const predict_options& o) {
+  require_extension(o.model, "--model", {".safetensors"});
+  if (o.batch < 1) throw user_error("--batch must be at least 1");
+  if (!o.out.empty()) check_output_path(o.out, "--out");
+  // The file, its metadata and the tensor table are checked before anything is allocated.
+  model::checkpoint ck;
+  try {
+    ck = model::checkpoint_load(o.model);
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    // checkpoint_parse names the file itself; other errors do not.
+    throw user_error(what.rfind(o.model + ":", 0) == 0 ? what : o.model + ": " + what);
+  }
+  const std::string kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : std::string("?");
+  if (kind == "sequence_regressor") return run_regressor(o, ck);
+  if (kind != "token_model")
+    throw user_error(fmt::format(
+        "{}: model kind '{}' is not supported by kf predict (sequence_regressor, or a seq2seq "
+        "token_model)",
+        o.model, model::checkpoint_quote(kind)));
+  run_seq2seq(o);
+}
+
 }  // namespace
 
 void add_predict(CLI::App& app) {
   auto o = std::make_shared<predict_options>();
-  CLI::App* sub =
-      app.add_subcommand("predict", "Run a saved model (.safetensors) on a batch of inputs");
-  sub->add_option("--model", o->model, "MODEL.safetensors written by kf train")->required();
-  sub->add_option("--input", o->input, "X.npy or X.csv: one input sequence per row")->required();
-  sub->add_option("--out", o->out, "Y.npy or Y.csv: one prediction per row")->required();
+  CLI::App* sub = app.add_subcommand(
+      "predict",
+      "Run a saved model: a periodic regressor on windows, or a seq2seq model on sources");
+  sub->add_option("--model", o->model,
+                  "MODEL.safetensors written by kf train periodic or kf train seq2seq")
+      ->required();
+  sub->add_option("--input", o->input,
+                  "regressor: X.npy or X.csv, one input sequence per row; seq2seq: SOURCES.txt, "
+                  "one source a line");
+  sub->add_option("--text", o->text, "seq2seq: one source (the output is printed)");
+  sub->add_option("--out", o->out,
+                  "regressor: Y.npy or Y.csv, one prediction per row; seq2seq: OUT.txt (one "
+                  "output a line) or OUT.tsv (source, output); default: print");
   sub->add_option("--batch", o->batch, "sequences per forward pass")->capture_default_str();
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
-  sub->footer("Example:\n  kf predict --model sin.safetensors --input windows.npy --out next.npy");
+  sub->footer(
+      "A seq2seq model decodes greedily: from <s>, the most likely character at every step, "
+      "until </s>.\n"
+      "Examples:\n"
+      "  kf predict --model sin.safetensors --input windows.npy --out next.npy\n"
+      "  kf predict --model rev.safetensors --text \"hello42\"\n"
+      "  kf predict --model dates.safetensors --input dates.txt --out long.tsv");
   sub->callback([o] { run(*o); });
 }
 

@@ -190,10 +190,11 @@ void run(const periodic_options& p) {
 void add_train(CLI::App& app) {
   CLI::App* train = app.add_subcommand(
       "train",
-      "Train a model: periodic (seed 003's experiment), series (forecast your own series) or lm "
-      "(a small language model)");
+      "Train a model: periodic (seed 003's experiment), series (forecast your own series), lm "
+      "(a small language model) or seq2seq (an encoder-decoder over characters)");
   train->require_subcommand(1);
   add_train_lm(train);
+  add_train_seq2seq(train);
   auto o = std::make_shared<periodic_options>();
   CLI::App* sub = train->add_subcommand(
       "periodic", "Train the encoder on sin, sin-exp or square and forecast 200 steps by rollout");

@@ -192,6 +192,7 @@ void add_predict(CLI::App& app);
 void add_train(CLI::App& app);
 void add_train_lm(CLI::App* train);
 void add_train_series(CLI::App* train);
+void add_train_seq2seq(CLI::App* train);
 void add_sample(CLI::App& app);
 void add_attention(CLI::App& app);
 void add_serve(CLI::App& app);

@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
       "  kf train lm --config tiny --save lm.safetensors   # a small language model\n"
       "  kf sample --model lm.safetensors --prompt \"The \"\n"
       "  kf attention --model lm.safetensors --out cat.png\n"
+      "  kf train seq2seq --task reverse --save rev.safetensors   # an encoder-decoder\n"
+      "  kf predict --model rev.safetensors --text \"hello42\"\n"
       "  kf inspect lm.safetensors                 # every head read as a kernel smoother\n"
       "  kf attend --help                          # every option of a subcommand");
   kf::cli::add_attend(app);

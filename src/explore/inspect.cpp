@@ -69,14 +69,20 @@ model_inspection inspect_regressor(model::sequence_regressor<float>& m,
 }
 
 model_inspection inspect_token_model(model::token_model<float>& m, std::span<const index> ids,
-                                     const inspect_progress& progress) {
+                                     const inspect_progress& progress,
+                                     std::span<const index> source) {
   const model::token_model_config& cfg = m.config();
-  if (cfg.encoder_layers > 0)
-    throw std::invalid_argument(
-        "an encoder-decoder model: inspect reads decoder-only language models and regressors");
-  if (ids.empty() || static_cast<index>(ids.size()) > cfg.context)
-    throw std::invalid_argument(
-        fmt::format("the input has {} tokens; the model takes 1..{}", ids.size(), cfg.context));
+  const bool encdec = m.is_encoder_decoder();
+  const auto check = [&](std::size_t n, const char* what) {
+    if (n == 0 || static_cast<index>(n) > cfg.context)
+      throw std::invalid_argument(
+          fmt::format("the {} has {} tokens; the model takes 1..{}", what, n, cfg.context));
+  };
+  check(ids.size(), "input");
+  if (encdec)
+    check(source.size(), "source");
+  else if (!source.empty())
+    throw std::invalid_argument("a decoder-only model takes no source tokens");
   model_inspection r;
   r.kind = "token_model";
   r.architecture = fmt::format("{}, kernel {}", cfg.describe(), kernel_describe(cfg.block.kernel));
@@ -84,15 +90,28 @@ model_inspection inspect_token_model(model::token_model<float>& m, std::span<con
   model::token_input in;
   in.t = static_cast<index>(ids.size());
   in.tokens = ids;
+  if (encdec) {
+    in.s = static_cast<index>(source.size());
+    in.src = source;
+  }
   m.forward(in, {}, nullptr);
-  for (index l = 0; l < cfg.decoder_layers; ++l)
-    for (index h = 0; h < cfg.block.heads; ++h) {
-      const matrix<double> w =
-          to_double(m.attention_weights(model::attention_site::decoder_self, l, h, 0));
-      r.heads.push_back(head_inspect(w.cview(), l, h));
-      if (progress)
-        progress(static_cast<int>(r.heads.size()), int(cfg.decoder_layers * cfg.block.heads));
-    }
+  using site = model::attention_site;
+  std::vector<std::pair<site, index>> sites;  // (site, layers)
+  if (encdec) sites.emplace_back(site::encoder_self, cfg.encoder_layers);
+  sites.emplace_back(site::decoder_self, cfg.decoder_layers);
+  if (encdec) sites.emplace_back(site::decoder_cross, cfg.decoder_layers);
+  int total = 0;
+  for (const auto& s : sites) total += int(s.second * cfg.block.heads);
+  for (const auto& [where, layers] : sites)
+    for (index l = 0; l < layers; ++l)
+      for (index h = 0; h < cfg.block.heads; ++h) {
+        const matrix<double> w = to_double(m.attention_weights(where, l, h, 0));
+        r.heads.push_back(head_inspect(w.cview(), l, h));
+        r.heads.back().site = where == site::encoder_self   ? "encoder_self"
+                              : where == site::decoder_self ? "decoder_self"
+                                                            : "decoder_cross";
+        if (progress) progress(static_cast<int>(r.heads.size()), total);
+      }
   return r;
 }
 

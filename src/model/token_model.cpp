@@ -94,20 +94,22 @@ token_model<T>::token_model(const token_model_config& cfg, std::uint64_t seed, b
   const index C = cfg.block.d_model;
   if (cfg.vocab < 1) throw std::invalid_argument("token model: the vocabulary is empty");
   if (cfg.context < 1) throw std::invalid_argument("token model: context must be at least 1");
+  if (!(cfg.embedding_std > 0))
+    throw std::invalid_argument("token model: embedding_std must be positive");
   if (cfg.encoder_layers < 0 || cfg.decoder_layers < 0)
     throw std::invalid_argument("token model: negative number of layers");
   if (cfg_.src_vocab == 0) cfg_.src_vocab = cfg.vocab;
   const bool encdec = cfg.encoder_layers > 0;
   final_norm_ = cfg.block.norm_first || encdec;
   if (encdec) {
-    src_emb_ = nn::token_embedding<T>(p_, "src_emb", cfg_.src_vocab, C, 0.02);
+    src_emb_ = nn::token_embedding<T>(p_, "src_emb", cfg_.src_vocab, C, cfg.embedding_std);
     if (cfg.learned_positions)
       src_pos_emb_ = nn::token_embedding<T>(p_, "src_pos_emb", cfg.context, C, 0.02);
     for (index l = 0; l < cfg.encoder_layers; ++l)
       enc_layers_.emplace_back(p_, fmt::format("encoder.layers.{}", l), cfg.block, false, false);
     enc_norm_ = nn::layer_norm<T>(p_, "encoder.norm", C);
   }
-  tok_emb_ = nn::token_embedding<T>(p_, "tok_emb", cfg.vocab, C, 0.02);
+  tok_emb_ = nn::token_embedding<T>(p_, "tok_emb", cfg.vocab, C, cfg.embedding_std);
   if (cfg.learned_positions) pos_emb_ = nn::token_embedding<T>(p_, "pos_emb", cfg.context, C, 0.02);
   for (index l = 0; l < cfg.decoder_layers; ++l) {
     if (encdec)

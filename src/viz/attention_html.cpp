@@ -35,6 +35,7 @@ attention_site_view collect_site(const model::token_model<float>& m, model::atte
       matrix<double> d(w.rows(), w.cols());
       std::copy(w.values().begin(), w.values().end(), d.values().begin());
       s.heads_as_kernels.push_back(head_inspect(d.cview(), l, h));
+      s.heads_as_kernels.back().site = s.id;
       s.weights.push_back(std::move(d));
     }
   return s;

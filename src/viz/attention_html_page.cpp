@@ -3,6 +3,8 @@
 //   - the head view: an SVG with the query tokens on the left and the key tokens on the right;
 //     hovering (or clicking, to pin) a query token draws one line to every key it gives a
 //     positive weight, a key token every line into it; line opacity = weight, colour = head;
+//     a check box scales each query row to its largest weight instead (opacity = w_ij / max_j
+//     w_ij), so a near-uniform head's lines stay visible (the model view's cells follow it);
 //   - the numbers panel: each head of the layer read as a kernel (shape, bandwidth, offset, R²,
 //     df = tr W), exact values in data-* attributes, three significant digits shown;
 //   - the model view: every layer × head of the site as a thumbnail heatmap (colour = weight
@@ -52,6 +54,7 @@ const char* const attention_page_body = R"html(<header>
 <label id="site-label">attention <select id="site"></select></label>
 <label>layer <select id="layer"></select></label>
 <label>head <select id="head"></select></label>
+<label title="opacity = weight / the largest weight of its query row (near-uniform heads stay visible)"><input type="checkbox" id="row-scale"> scale each row to its largest weight</label>
 <span class="note">hover a token to see the tokens it attends to (click pins it); line opacity = weight</span>
 </div>
 <div class="head-row">
@@ -71,8 +74,8 @@ effective degrees of freedom (1: averages everything; the number of tokens: copi
 <section>
 <h2>Model view</h2>
 <p class="note">Every layer × head of the selected attention: rows are query tokens, columns key
-tokens, darker = more weight (each thumbnail scaled to its largest weight). Click one to show it
-in the head view.</p>
+tokens, darker = more weight (each thumbnail scaled to its largest weight, or each row to its
+own with the box above ticked). Click one to show it in the head view.</p>
 <div id="model-view"></div>
 </section>
 )html";
@@ -83,7 +86,8 @@ const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd',
                 '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 const SVG = 'http://www.w3.org/2000/svg';
 const ROW = 22, LEFT_X = 170, RIGHT_X = 390, WIDTH = 560;
-const state = { site: 0, layer: 0, head: 0, hover: null, pinned: null };  // head -1: all heads
+// head -1: all heads; rowScale: opacity = weight / its row's largest weight
+const state = { site: 0, layer: 0, head: 0, hover: null, pinned: null, rowScale: false };
 const $ = (id) => document.getElementById(id);
 const site = () => data.sites[state.site];
 const color = (h) => COLORS[h % COLORS.length];
@@ -161,12 +165,13 @@ function drawLines() {
   for (const h of shownHeads())
     for (let i = 0; i < s.queries.length; ++i) {
       if (sel && sel.side === 'query' && sel.index !== i) continue;
+      const scale = state.rowScale ? Math.max(...w[h][i]) : 1;
       for (let j = 0; j < s.keys.length; ++j) {
         const v = w[h][i][j];
         if (!(v > 0) || (sel && sel.side === 'key' && sel.index !== j)) continue;
         svgEl('line', { x1: LEFT_X, y1: 14 + i * ROW, x2: RIGHT_X, y2: 14 + j * ROW,
-                        stroke: color(h), 'stroke-opacity': v, 'data-query': i, 'data-key': j,
-                        'data-head': h + 1, 'data-weight': v }, g);
+                        stroke: color(h), 'stroke-opacity': v / scale, 'data-query': i,
+                        'data-key': j, 'data-head': h + 1, 'data-weight': v }, g);
       }
     }
   g.dataset.selection = sel ? `${sel.side} ${sel.index}` : 'none';
@@ -205,12 +210,14 @@ function drawThumb(canvas, w) {
   canvas.height = n * cell;
   const ctx = canvas.getContext('2d');
   const top = Math.max(...w.map((r) => Math.max(...r))) || 1;
-  for (let i = 0; i < n; ++i)
+  for (let i = 0; i < n; ++i) {
+    const rowTop = state.rowScale ? Math.max(...w[i]) || 1 : top;
     for (let j = 0; j < m; ++j) {
-      const t = Math.max(0, w[i][j]) / top;
+      const t = Math.max(0, w[i][j]) / rowTop;
       ctx.fillStyle = `rgb(${255 - 225 * t}, ${255 - 165 * t}, ${255 - 75 * t})`;
       ctx.fillRect(j * cell, i * cell, cell, cell);
     }
+  }
 }
 
 function drawModelView() {
@@ -266,6 +273,12 @@ $('layer').addEventListener('change', (e) => select(state.site, Number(e.target.
                                                     state.head));
 $('head').addEventListener('change', (e) => select(state.site, state.layer,
                                                    Number(e.target.value)));
+$('row-scale').addEventListener('change', (e) => {
+  state.rowScale = e.target.checked;
+  drawLines();
+  drawModelView();
+  markSelectedThumb();
+});
 window.attentionView = { data, state, select };
 select(0, 0, 0);
 document.body.dataset.ready = 'true';

@@ -31,9 +31,10 @@ TEST(KfInspect, RegressorAndLanguageModel) {
        {"sequence_regressor", "parameters", "sin test context", "best shape", "df=tr W"})
     EXPECT_NE(r.output.find(s), std::string::npos) << s << "\n" << r.output;
   io::csv_options opt;
-  opt.text_columns = {"shape"};
+  opt.text_columns = {"site", "shape"};
   const auto heads = io::csv_read(d + "/heads.csv", opt);
   ASSERT_EQ(heads.rows(), 2);  // quick: one layer, two heads
+  EXPECT_EQ(heads.text[0], (std::vector<std::string>{"self", "self"}));
   const auto df = heads.columns[heads.column("df")];
   for (double v : df) EXPECT_TRUE(v >= 0.0 && v <= 99.0 + 1e-4) << v;
   const std::string js = io::read_file(d + "/s.json");
@@ -60,6 +61,11 @@ TEST(KfInspect, RegressorAndLanguageModel) {
   const auto lm = io::csv_read(d + "/lm.csv", opt);
   EXPECT_GE(lm.rows(), 2);
   EXPECT_EQ(lm.columns[lm.column("queries")][0], 7.0);  // "the cat": 7 characters
+  EXPECT_EQ(lm.text[0][0], "decoder_self");
+  // A text longer than the context keeps its first context tokens, as kf attention does.
+  r = run_kf("inspect " + d + "/lm.safetensors --text \"" + std::string(40, 'e') + "\"");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("keeping the first 32 (the context)"), std::string::npos) << r.output;
 
   // Bad inputs.
   const std::string out = " --csv " + d + "/o.csv";

@@ -80,6 +80,14 @@ void csv_files(const std::string& in) {
   put(in + "/corpus.txt", corpus);
   put(in + "/nul.txt", std::string("text\0with a NUL", 15));
   put(in + "/short.txt", "ab");
+  std::string pairs;
+  for (int i = 0; i < 12; ++i)
+    pairs += "ab" + std::to_string(i) + "\t" + std::to_string(i) + "ba\n";
+  put(in + "/nul.tsv", std::string("ab\tba\nc\0d\tdc\n", 13) + pairs);
+  put(in + "/binary.csv", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  put(in + "/quote.csv", "a,b\nc,d\n\"e,f\n");
+  put(in + "/long.tsv", std::string(300, 'x') + "\ty\n" + pairs);
+  put(in + "/few.tsv", "a\tb\nc\td\n");
 }
 
 void run_ok(const std::string& args) {
@@ -94,6 +102,8 @@ void model_files(const std::string& in) {
   run_ok("train periodic --config quick --epochs 2 --save " + in +
          "/state.safetensors --save-every 1 --quiet");
   run_ok("train lm --corpus " + in + "/corpus.txt --iters 2 --save " + lm + " --quiet");
+  run_ok("train seq2seq --task dates --examples 40 --validation 10 --steps 1 --save " + in +
+         "/s2s.safetensors --quiet");
   set_meta(sin, in + "/neg_dmodel.safetensors", "d_model", "-64");
   set_meta(sin, in + "/big_dmodel.safetensors", "d_model", "4096");
   set_meta(sin, in + "/heads3.safetensors", "heads", "3");

@@ -60,6 +60,14 @@ bad_case train_lm(const std::string& name, const std::string& extra,
           {"lm.safetensors"}};
 }
 
+bad_case train_s2s(const std::string& name, const std::string& extra,
+                   std::vector<std::string> expect) {
+  return {name,
+          "train seq2seq --steps 2 --save {out}/s2s.safetensors --out {out}/run " + extra,
+          std::move(expect),
+          {"s2s.safetensors"}};
+}
+
 std::vector<bad_case> file_cases() {
   return {
       // .npy
@@ -141,6 +149,22 @@ std::vector<bad_case> file_cases() {
       train_lm("corpus_nul_byte", "--corpus {in}/nul.txt", {"nul.txt", "NUL"}),
       train_lm("corpus_empty", "--corpus {in}/empty.csv", {"empty.csv", "empty"}),
       train_lm("corpus_too_short", "--corpus {in}/short.txt", {"--corpus", "too few"}),
+      // source/target pairs
+      train_s2s("pairs_missing", "--pairs {in}/nope.tsv", {"nope.tsv"}),
+      train_s2s("pairs_nul_byte", "--pairs {in}/nul.tsv", {"nul.tsv:2", "control character"}),
+      train_s2s("pairs_binary", "--pairs {in}/binary.csv", {"binary.csv:1"}),
+      train_s2s("pairs_unclosed_quote", "--pairs {in}/quote.csv", {"quote.csv:3", "quoted"}),
+      train_s2s("pairs_long_field", "--pairs {in}/long.tsv", {"long.tsv:1", "at most 256"}),
+      train_s2s("pairs_too_few", "--pairs {in}/few.tsv", {"few.tsv", "at least 10"}),
+      train_s2s("pairs_not_tsv_or_csv", "--pairs {in}/corpus.txt", {"corpus.txt", ".tsv"}),
+      {"s2s_predict_long_line",
+       "predict --model {in}/s2s.safetensors --input {in}/corpus.txt --out {out}/y.txt",
+       {"corpus.txt:1", "at most"},
+       {"y.txt"}},
+      {"s2s_predict_language_model",
+       "predict --model {in}/lm.safetensors --text abc --out {out}/y.txt",
+       {"lm.safetensors", "kf train seq2seq"},
+       {"y.txt"}},
   };
 }
 
@@ -200,6 +224,9 @@ std::vector<bad_case> parameter_cases() {
       train_lm("param_tokenizer", "--tokenizer bpe --corpus {in}/corpus.txt", {"bpe"}),
       train_lm("param_val_fraction", "--val-fraction 0.95 --corpus {in}/corpus.txt",
                {"--val-fraction"}),
+      train_s2s("param_seq2seq_task", "--task sort", {"--task", "sort"}),
+      train_s2s("param_seq2seq_steps_and_epochs", "--epochs 2", {"--steps or --epochs"}),
+      train_s2s("param_seq2seq_max_length", "--max-length 500", {"--max-length"}),
       sample("param_temperature", "lm.safetensors", {"--temperature"}, "--temperature -1"),
       sample("param_top_k", "lm.safetensors", {"--top-k"}, "--top-k -1"),
       sample("param_tokens", "lm.safetensors", {"--tokens"}, "--tokens -5"),

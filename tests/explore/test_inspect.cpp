@@ -98,5 +98,48 @@ TEST(Inspect, EveryHeadOfARegressorAndALanguageModel) {
   EXPECT_THROW(inspect_token_model(lm, std::vector<index>(17, 1)), std::invalid_argument);
 }
 
+TEST(Inspect, EncoderDecoderSites) {
+  model::token_model_config tc;
+  tc.vocab = 11;
+  tc.context = 16;
+  tc.encoder_layers = 2;
+  tc.decoder_layers = 1;
+  tc.tie_weights = false;
+  tc.block = {16, 2, 32, 0.0, nn::activation::gelu, true, kernel_exp_dot{}};
+  model::token_model<float> m(tc, 4);
+  const std::vector<index> tgt = {1, 2, 3, 4}, src = {5, 6, 7, 8, 9, 10, 1};
+  int calls = 0;
+  const model_inspection r = inspect_token_model(
+      m, tgt,
+      [&](int, int total) {
+        ++calls;
+        EXPECT_EQ(total, 8);  // (2 + 1 + 1) layers x 2 heads
+      },
+      src);
+  EXPECT_EQ(calls, 8);
+  ASSERT_EQ(r.heads.size(), 8u);
+  const char* sites[] = {"encoder_self", "encoder_self", "encoder_self",  "encoder_self",
+                         "decoder_self", "decoder_self", "decoder_cross", "decoder_cross"};
+  for (std::size_t k = 0; k < 8; ++k) {
+    const head_inspection& h = r.heads[k];
+    EXPECT_EQ(h.site, sites[k]) << k;
+    EXPECT_EQ(h.queries, k < 4 ? 7 : 4) << k;
+    EXPECT_EQ(h.keys, k < 4 || k >= 6 ? 7 : 4) << k;
+  }
+  EXPECT_EQ(r.heads[1].layer, 0);
+  EXPECT_EQ(r.heads[1].head, 1);
+  EXPECT_EQ(r.heads[3].layer, 1);
+  // The cross heads' df: tr W of the first min(T, S) diagonal entries, brute force from the
+  // model's own weights after the same forward.
+  for (index h = 0; h < 2; ++h) {
+    const matrix<float> w = m.attention_weights(model::attention_site::decoder_cross, 0, h, 0);
+    double tr = 0;
+    for (index i = 0; i < 4; ++i) tr += w(i, i);
+    EXPECT_NEAR(r.heads[std::size_t(6 + h)].df, tr, 1e-6);
+  }
+  EXPECT_THROW(inspect_token_model(m, tgt), std::invalid_argument);  // no source
+  EXPECT_THROW(inspect_token_model(m, tgt, {}, std::vector<index>(17, 1)), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace kf

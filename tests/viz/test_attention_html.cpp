@@ -166,6 +166,21 @@ TEST(AttentionHtml, EncoderDecoderHasThreeSites) {
   EXPECT_GT(v.sites[0].weights[0](0, 4), 0.0);  // the encoder is not causal
   const auto js = nlohmann::json::parse(attention_view_json(v));
   EXPECT_EQ(js["sites"][2]["weights"][1][0][2].size(), 5u);
+  // Every site's numbers are inspect_token_model's, site by site and in the same order.
+  const model_inspection ref = inspect_token_model(m, tgt, {}, src);
+  std::size_t k = 0;
+  for (const auto& s : v.sites)
+    for (const auto& h : s.heads_as_kernels) {
+      ASSERT_LT(k, ref.heads.size());
+      EXPECT_EQ(h.site, s.id);
+      EXPECT_EQ(ref.heads[k].site, s.id);
+      EXPECT_EQ(ref.heads[k].df, h.df) << s.id;
+      EXPECT_EQ(ref.heads[k].fit.best, h.fit.best) << s.id;
+      ++k;
+    }
+  EXPECT_EQ(k, ref.heads.size());
+  // The page has the per-row scaling toggle.
+  EXPECT_NE(attention_view_html(v).find("id=\"row-scale\""), std::string::npos);
   // A source is required.
   EXPECT_THROW(attention_view_collect(m, tgt, tl), std::invalid_argument);
 }

@@ -7,8 +7,10 @@
 // number of "free parameters" the head spends: T for a head that copies each position, 1 for one
 // that averages all of them, about T · K(0)/Σ_j K for a local kernel of bandwidth h (it falls as h
 // grows), and below 1, down to 0, for a head that looks away from each position itself.
-// Works on the periodic regressor (model/sequence_regressor.hpp) and decoder-only language models
-// (model/token_model.hpp); both are run in evaluation mode (no dropout).
+// Works on the periodic regressor (model/sequence_regressor.hpp), decoder-only language models and
+// encoder–decoders (model/token_model.hpp: encoder self-attention, decoder self-attention and
+// cross-attention, whose W is T×S: queries are target positions, keys source positions, and
+// tr W sums its first min(T, S) diagonal entries); all run in evaluation mode (no dropout).
 #pragma once
 
 #include <functional>
@@ -27,6 +29,8 @@ namespace kf {
 double weights_trace(const_matrix_view<double> w);
 
 struct head_inspection {
+  std::string site = "self";  // regressor: "self"; token models: "encoder_self", "decoder_self",
+                              // "decoder_cross" (viz/attention_html.hpp's site ids)
   index layer = 0, head = 0;  // 0-based
   index queries = 0, keys = 0;
   head_kernel_report fit;
@@ -37,7 +41,7 @@ struct model_inspection {
   std::string kind;          // "sequence_regressor" or "token_model"
   std::string architecture;  // the configuration in words
   index parameters = 0;
-  std::vector<head_inspection> heads;  // layer-major
+  std::vector<head_inspection> heads;  // site by site (encoder, decoder, cross), layer-major
 };
 
 // The weights of one head as a double matrix, and their diagnostics.
@@ -51,9 +55,13 @@ using inspect_progress = std::function<void(int done, int total)>;
 model_inspection inspect_regressor(model::sequence_regressor<float>& m,
                                    std::span<const float> window,
                                    const inspect_progress& progress = {});
-// Runs a decoder-only language model on token ids (1..context of them) and inspects every
-// decoder self-attention head. Throws std::invalid_argument for an encoder–decoder model.
+// Runs a token model on token ids (1..context of them; an encoder–decoder's decoder input) and,
+// for an encoder–decoder, SOURCE (its encoder input, 1..context tokens), and inspects every
+// head: a language model's decoder self-attention; an encoder–decoder's encoder self-attention,
+// decoder self-attention and cross-attention, in that order. Throws std::invalid_argument when a
+// sequence is empty or too long, or SOURCE is missing (encoder–decoder) or given (language model).
 model_inspection inspect_token_model(model::token_model<float>& m, std::span<const index> ids,
-                                     const inspect_progress& progress = {});
+                                     const inspect_progress& progress = {},
+                                     std::span<const index> source = {});
 
 }  // namespace kf

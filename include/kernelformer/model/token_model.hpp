@@ -42,6 +42,11 @@ struct token_model_config {
   nn::block_config block{64, 4, 256, 0.0, nn::activation::gelu, true, kernel_exp_dot{}};
   bool learned_positions = true;
   bool tie_weights = true;
+  // Initialization only (not stored in a checkpoint): the token embeddings' N(0, std²). GPT-2's
+  // 0.02 beside learned positions of the same scale; beside the sinusoidal table (values in
+  // [−1, 1]) such small embeddings leave the tokens drowned by their positions at the start, and
+  // a seq2seq model took several times longer to begin learning (model/seq2seq.hpp uses 0.2).
+  double embedding_std = 0.02;
   std::map<std::string, std::string> to_metadata() const;
   // Every field checked (ranges, heads dividing d_model, the kernel); throws naming the field.
   static token_model_config from_metadata(const std::map<std::string, std::string>& m);

@@ -1,0 +1,238 @@
+#!/usr/bin/env node
+// End-to-end test of `kf attention --html` on an encoder–decoder (a `kf train seq2seq` model) in
+// a real headless Chromium driven by playwright-core (resolved from web/node_modules):
+//
+//   KF_EXE=build/dev/kf KF_TEST_OUT=DIR node tests/web/attention_seq2seq.test.mjs
+//
+// It trains a tiny reverse model for a few steps, writes the page for --source SOURCE and the
+// same model's `kf inspect --csv`, opens the file with every network request refused, and checks:
+// no console or page errors and no request but the file; the site selector offers encoder
+// self-attention, decoder self-attention and cross-attention, and each shows its own tokens
+// (encoder: the source both sides; decoder: <s> and the output; cross: decoder tokens → source
+// tokens) and layers × heads thumbnails; on the cross-attention, hovering a decoder token draws
+// one line per positive weight of its row into the source tokens (opacity = the embedded weight),
+// and with "scale each row" ticked the opacity is weight / the row's largest; the numbers shown
+// for every site equal kf inspect's CSV rows of that site. Prints one line per check and
+// "attention_seq2seq: N passed, M failed"; exits 0 only when every check passed (2: setup error).
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { Fatal, assert, check, results } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../..');
+const SOURCE = 'k3x9a';
+const SITES = ['encoder_self', 'decoder_self', 'decoder_cross'];
+
+function kf(exe, args) {
+  return execFileSync(exe, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+                                   env: { ...process.env, OMP_NUM_THREADS: '1' } });
+}
+
+function readCsv(file) {
+  const [head, ...rows] = fs.readFileSync(file, 'utf8').trim().split('\n');
+  const names = head.split(',');
+  return rows.map((r) => Object.fromEntries(r.split(',').map((v, i) => [names[i], v])));
+}
+
+const close = (a, b, rel = 1e-12) => Math.abs(a - b) <= rel * Math.max(1, Math.abs(b));
+
+async function shownLines(page) {
+  return page.$$eval('#lines line', (ls) => ls.map((l) => ({
+    h: Number(l.dataset.head) - 1, i: Number(l.dataset.query), j: Number(l.dataset.key),
+    v: Number(l.dataset.weight), opacity: Number(l.getAttribute('stroke-opacity')) })));
+}
+
+async function hover(page, side, index) {
+  await page.mouse.move(0, 0);
+  await page.hover(`#head-view .token.${side}[data-index="${index}"]`);
+}
+
+async function selectSite(page, data, id) {
+  const k = data.sites.findIndex((s) => s.id === id);
+  await page.selectOption('#site', { value: String(k) });
+  return data.sites[k];
+}
+
+// The lines of query row i in head h of layer l: one per positive weight, opacity = weight or
+// weight / the row's largest.
+async function checkRow(page, s, l, h, i, scaled) {
+  await hover(page, 'query', i);
+  const shown = await shownLines(page), row = s.weights[l][h][i];
+  const top = Math.max(...row);
+  const want = row.map((v, j) => ({ j, v })).filter((x) => x.v > 0);
+  assert(shown.length === want.length, `${shown.length} lines for ${want.length} positive weights`);
+  for (const w of want) {
+    const x = shown.find((y) => y.j === w.j);
+    assert(x && x.i === i && x.h === h, `no line ${i}→${w.j}`);
+    const op = scaled ? w.v / top : w.v;
+    assert(close(x.v, w.v, 1e-9) && close(x.opacity, op, 1e-6),
+           `${i}→${w.j}: weight ${x.v}, opacity ${x.opacity}; want ${w.v}, ${op}`);
+  }
+  return shown.length;
+}
+
+async function siteChecks(page, data, csvRows, out) {
+  await check('three sites, each with its own tokens, thumbnails and kf inspect\'s numbers', async () => {
+    const options = await page.$$eval('#site option', (os_) => os_.map((o) => o.textContent));
+    assert(options.length === 3 && await page.isVisible('#site'), `site options ${options}`);
+    const said = [];
+    for (const id of SITES) {
+      const s = await selectSite(page, data, id);
+      const view = await page.$eval('#head-view', (e) => e.dataset.site);
+      assert(view === id, `selected ${id}, the head view shows ${view}`);
+      const q = await page.$$eval('#head-view .token.query text', (ts) => ts.map((t) => t.textContent));
+      const k = await page.$$eval('#head-view .token.key text', (ts) => ts.map((t) => t.textContent));
+      assert(JSON.stringify(q) === JSON.stringify(s.queries) && JSON.stringify(k) === JSON.stringify(s.keys),
+             `${id}: labels ${q} / ${k}`);
+      const src = SOURCE.split('');
+      if (id !== 'decoder_self') assert(JSON.stringify(k) === JSON.stringify(src), `${id} keys ${k}`);
+      if (id !== 'encoder_self') assert(q[0] === '<s>', `${id} queries start ${q[0]}`);
+      const thumbs = await page.$$eval('#model-view .thumb', (f) => f.length);
+      assert(thumbs === s.layers * s.heads, `${id}: ${thumbs} thumbnails`);
+      for (let l = 0; l < s.layers; ++l) {
+        await page.selectOption('#layer', { value: String(l) });
+        const rows = await page.$$eval('#head-numbers tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+        for (const r of rows) {
+          const c = csvRows.find((x) => x.site === id && x.layer === r.layer && x.head === r.head);
+          assert(c, `no CSV row for ${id} layer ${r.layer} head ${r.head}`);
+          assert(r.shape === c.shape, `${id} L${r.layer}H${r.head}: shape ${r.shape} vs ${c.shape}`);
+          for (const key of ['bandwidth', 'offset', 'r2', 'df'])
+            assert(close(Number(r[key]), Number(c[key])), `${id} L${r.layer}H${r.head}: ${key} ${r[key]} vs ${c[key]}`);
+        }
+      }
+      said.push(`${id} ${q.length}×${k.length}`);
+    }
+    return said.join(', ');
+  });
+  await check('cross-attention: a decoder token\'s lines go to the source, opacity = weight', async () => {
+    const s = await selectSite(page, data, 'decoder_cross');
+    const L = s.layers - 1;
+    await page.selectOption('#layer', { value: String(L) });
+    let n = 0;
+    for (let h = 0; h < s.heads; ++h) {
+      await page.selectOption('#head', { value: String(h) });
+      for (let i = 0; i < s.queries.length; ++i) n += await checkRow(page, s, L, h, i, false);
+    }
+    await page.screenshot({ path: path.join(out, 'attention_cross.png'), fullPage: true });
+    return `${n} lines over ${s.heads} heads × ${s.queries.length} decoder tokens`;
+  });
+  await check('"scale each row": opacity = weight / the row\'s largest, thumbnails redrawn', async () => {
+    const s = await selectSite(page, data, 'decoder_cross');
+    await page.check('#row-scale');
+    let n = 0;
+    for (let i = 0; i < s.queries.length; ++i) n += await checkRow(page, s, 0, 0, i, true);
+    const blank = await page.$$eval('#model-view .thumb canvas', (cs) => cs.filter((c) => {
+      const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      for (let p = 0; p < px.length; p += 4) if (px[p] < 200) return false;
+      return true;
+    }).length);
+    assert(blank === 0, `${blank} blank thumbnails`);
+    // Every row's strongest line is drawn fully opaque.
+    await page.mouse.move(0, 0);
+    const all = await shownLines(page);
+    for (let i = 0; i < s.queries.length; ++i)
+      assert(close(Math.max(...all.filter((x) => x.i === i).map((x) => x.opacity)), 1, 1e-9), `row ${i}`);
+    await page.screenshot({ path: path.join(out, 'attention_cross_rows.png'), fullPage: true });
+    await page.uncheck('#row-scale');
+    await checkRow(page, s, 0, 0, 0, false);
+    return `${n} lines scaled; unticked: opacity = weight again`;
+  });
+}
+
+async function run(kfExe, out) {
+  const require = createRequire(path.join(repoRoot, 'web', 'package.json'));
+  let chromium;
+  try {
+    ({ chromium } = require('playwright-core'));
+  } catch (e) {
+    console.error(`attention_seq2seq.test: playwright-core not found under web/node_modules: run \`npm ci --prefix web\` (${e.message})`);
+    return 2;
+  }
+  const executablePath = process.env.KF_CHROMIUM || '/usr/bin/chromium';
+  if (!fs.existsSync(executablePath)) {
+    console.error(`attention_seq2seq.test: no Chromium at ${executablePath}`);
+    return 2;
+  }
+  const model = path.join(out, 'rev.safetensors'), html = path.join(out, 'attention_s2s.html');
+  const csv = path.join(out, 'heads_s2s.csv');
+  await check('kf trains a tiny seq2seq model, writes the page and kf inspect\'s CSV', async () => {
+    kf(kfExe, ['train', 'seq2seq', '--task', 'reverse', '--max-length', '6', '--examples', '400',
+               '--validation', '20', '--steps', '40', '--batch', '16', '--save', model, '--quiet']);
+    for (const f of [html, csv]) fs.rmSync(f, { force: true });
+    const said = kf(kfExe, ['attention', '--model', model, '--source', SOURCE, '--html', html]);
+    kf(kfExe, ['inspect', model, '--source', SOURCE, '--csv', csv, '--quiet']);
+    return said.trim();
+  }, { fatal: true });
+  const csvRows = readCsv(csv);
+
+  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'], headless: true });
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const fileUrl = pathToFileURL(html).href;
+    const requests = [];
+    await context.route('**/*', (r) => {
+      requests.push(r.request().url());
+      return r.request().url() === fileUrl ? r.continue() : r.abort();
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    let data;
+    await check('the page opens from the file with three sites and fetches nothing else', async () => {
+      await page.goto(fileUrl, { waitUntil: 'load' });
+      await page.waitForSelector('body[data-ready="true"]');
+      data = await page.evaluate(() => JSON.parse(document.getElementById('attention-data').textContent));
+      const others = requests.filter((u) => u !== fileUrl);
+      assert(others.length === 0, `requests: ${others.join(', ')}`);
+      assert(JSON.stringify(data.sites.map((s) => s.id)) === JSON.stringify(SITES), `sites ${data.sites.map((s) => s.id)}`);
+      assert(csvRows.length === data.sites.reduce((n, s) => n + s.layers * s.heads, 0), `${csvRows.length} CSV rows`);
+      return data.sites.map((s) => `${s.id} ${s.layers}×${s.heads}`).join(', ');
+    }, { fatal: true });
+    await siteChecks(page, data, csvRows, out);
+    await check('no uncaught page errors or console errors', async () => {
+      assert(errors.length === 0, errors.slice(0, 3).join(' | '));
+    });
+  } finally {
+    await browser.close();
+  }
+  return 0;
+}
+
+async function main() {
+  const kfExe = process.env.KF_EXE;
+  if (!kfExe) {
+    console.error('usage: KF_EXE=path/to/kf [KF_TEST_OUT=DIR] node tests/web/attention_seq2seq.test.mjs');
+    process.exit(2);
+  }
+  const out = path.resolve(process.env.KF_TEST_OUT || fs.mkdtempSync(path.join(os.tmpdir(), 'kf-attention-s2s-')));
+  fs.mkdirSync(out, { recursive: true });
+  const watchdog = setTimeout(() => {
+    console.log('FAIL the whole test took over 120 s');
+    process.exit(1);
+  }, 120_000);
+  let code = 1;
+  try {
+    code = await run(kfExe, out);
+  } catch (e) {
+    if (!(e instanceof Fatal)) {
+      results.push({ name: 'test harness', ok: false });
+      console.log(`FAIL test harness: ${e && e.stack ? e.stack : e}`);
+    } else console.log(`attention_seq2seq: stopping early: ${e.message}`);
+  }
+  clearTimeout(watchdog);
+  if (code === 2) process.exit(2);
+  const passed = results.filter((r) => r.ok).length;
+  console.log(`attention_seq2seq: output in ${out}`);
+  console.log(`attention_seq2seq: ${passed} passed, ${results.length - passed} failed`);
+  process.exit(results.length > passed || code !== 0 || passed === 0 ? 1 : 0);
+}
+
+main();
