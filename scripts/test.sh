@@ -11,35 +11,47 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
+# Each step's wall time, printed as the next one starts and at the end (CI's budget: ~35 min).
+step_name="" step_start=$SECONDS
+step() {
+  [ -n "$step_name" ] && echo "-- $step_name: $((SECONDS - step_start)) s (total $SECONDS s)"
+  step_name="$1" step_start=$SECONDS
+  [ -n "$1" ] && echo "== $1 =="
+  return 0
+}
 
+step "install what is missing (scripts/install_deps.sh build web python)"
 bash scripts/install_deps.sh build web python
 
-echo "== format check (clang-format, .clang-format) =="
+step "format check (clang-format, .clang-format)"
 bash scripts/check_format.sh
 
 ctest_args=(--output-on-failure -j"$jobs")
 [ "${KF_SKIP_SLOW:-0}" = 1 ] && ctest_args+=(-LE slow)
 
-echo "== dev build: warnings as errors =="
+step "dev build: warnings as errors"
 cmake --preset dev >/dev/null
 cmake --build --preset dev -j"$jobs"
+step "dev tests (ctest)"
 ctest --preset dev "${ctest_args[@]}"
 
 if [ "${KF_SKIP_FUZZ:-0}" != 1 ]; then
-  echo "== fuzzing: each target's seed corpus replayed, then 30 s of fuzzing (clang, ASan+UBSan) =="
+  step "fuzzing: each target's seed corpus replayed, then 30 s of fuzzing (clang, ASan+UBSan)"
   bash scripts/fuzz.sh 30
 fi
 
-echo "== python package: pip install into .venv (build/python), pytest python/tests =="
+step "python package: pip install into .venv (build/python), pytest python/tests"
 bash scripts/test_python.sh
 
-echo "== AVX-512 compile check: the library with -march=x86-64-v4, warnings as errors =="
+step "AVX-512 compile check: the library with -march=x86-64-v4, warnings as errors"
 cmake --preset isa-v4 >/dev/null
 cmake --build --preset isa-v4 -j"$jobs"
 
 if [ "${KF_SKIP_ASAN:-0}" != 1 ]; then
-  echo "== asan build: AddressSanitizer + UndefinedBehaviorSanitizer =="
+  step "asan build: AddressSanitizer + UndefinedBehaviorSanitizer"
   cmake --preset asan >/dev/null
   cmake --build --preset asan -j"$jobs"
+  step "asan tests (ctest)"
   ctest --preset asan "${ctest_args[@]}"
 fi
+step ""

@@ -52,7 +52,7 @@ TEST(KfInspect, RegressorAndLanguageModel) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("row 2 of"), std::string::npos) << r.output;
 
-  const std::string corpus = std::string(KF_FIXTURES_DIR) + "/memorize_1k.txt";
+  const std::string corpus = std::string(KF_FIXTURES_DIR).append("/memorize_1k.txt");
   r = run_kf("train lm --corpus " + corpus + " --iters 2 --save " + d + "/lm.safetensors");
   ASSERT_EQ(r.code, 0) << r.output;
   r = run_kf("inspect " + d + "/lm.safetensors --text \"the cat\" --csv " + d + "/lm.csv");

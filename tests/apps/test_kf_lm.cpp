@@ -26,7 +26,8 @@ using test::run_kf;
 TEST(KfLm, TrainSampleAttention) {
   const fs::path dir = fs::temp_directory_path() / ("kf_lm_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const std::string d = dir.string(), corpus = std::string(KF_FIXTURES_DIR) + "/memorize_1k.txt";
+  const std::string d = dir.string(),
+                    corpus = std::string(KF_FIXTURES_DIR).append("/memorize_1k.txt");
   auto r = run_kf("train lm --corpus " + corpus + " --iters 20 --val-fraction 0.2 --out " + d +
                   "/run --save " + d + "/lm.safetensors --summary " + d + "/s.json");
   ASSERT_EQ(r.code, 0) << r.output;
@@ -94,7 +95,8 @@ TEST(KfLm, TrainSampleAttention) {
 TEST(KfLm, WordTokenizerSummaryMatchesTheSavedModel) {
   const fs::path dir = fs::temp_directory_path() / ("kf_lm_word_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const std::string d = dir.string(), corpus = std::string(KF_FIXTURES_DIR) + "/memorize_1k.txt";
+  const std::string d = dir.string(),
+                    corpus = std::string(KF_FIXTURES_DIR).append("/memorize_1k.txt");
   const auto r = run_kf("train lm --tokenizer word --corpus " + corpus +
                         " --iters 6 --val-fraction 0.25 --save " + d + "/lm.safetensors " +
                         "--summary " + d + "/s.json --quiet");

@@ -38,7 +38,8 @@ struct run_result {
 };
 
 inline run_result run_kf_raw(const std::string& args) {
-  const std::string cmd = std::string(KF_EXE) + " " + args + " 2>&1 </dev/null";
+  std::string cmd = KF_EXE;  // appended: GCC 12 warns falsely (-Warray-bounds) on a + b + c
+  cmd.append(" ").append(args).append(" 2>&1 </dev/null");
   run_result r;
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};

@@ -39,7 +39,7 @@ std::string mpirun(int n) {
 #else
   const std::string env;
 #endif
-  return env + std::string(KF_MPIEXEC) + " --allow-run-as-root" +
+  return env + std::string(KF_MPIEXEC).append(" --allow-run-as-root") +
          (n > 2 ? " --oversubscribe" : "") + " -np " + std::to_string(n) + " ";
 }
 

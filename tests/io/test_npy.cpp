@@ -19,7 +19,7 @@ std::string tmp_path(const std::string& name) {
 }
 
 TEST(Npy, EncodesExactlyAsNumpyDoes) {
-  const std::string path = std::string(KF_FIXTURES_DIR) + "/seed001_x.npy";
+  const std::string path = std::string(KF_FIXTURES_DIR).append("/seed001_x.npy");
   const std::string numpy_bytes = io::read_file(path);
   const auto a = io::npy_read(path);
   EXPECT_EQ(a.dtype, io::npy_dtype::f64);
@@ -104,7 +104,7 @@ TEST(Npy, ShapesThatWrapOrExceedTheFileAreRefused) {
 // Layouts numpy writes besides C-order little-endian (python/make_fixture_npy_layouts.py): each
 // converts to the same values as the C-order reference.
 TEST(Npy, FortranOrderBigEndianAndVersion2ReadAsNumpyDoes) {
-  const std::string dir = std::string(KF_FIXTURES_DIR) + "/";
+  const std::string dir = std::string(KF_FIXTURES_DIR).append("/");
   const auto ref = io::npy_read(dir + "npy_layout_c.npy").to_matrix<double>();
   ASSERT_EQ(ref.rows(), 3);
   ASSERT_EQ(ref.cols(), 4);

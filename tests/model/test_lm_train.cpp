@@ -14,7 +14,9 @@
 namespace kf::model {
 namespace {
 
-std::string fixture() { return io::read_file(std::string(KF_FIXTURES_DIR) + "/memorize_1k.txt"); }
+std::string fixture() {
+  return io::read_file(std::string(KF_FIXTURES_DIR).append("/memorize_1k.txt"));
+}
 
 TEST(LmTrain, TinyConfigMemorizesOneKilobyte) {
 #ifdef KF_SANITIZE_BUILD

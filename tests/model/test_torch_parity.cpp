@@ -15,7 +15,9 @@
 namespace kf::model {
 namespace {
 
-std::string fx(const std::string& name) { return std::string(KF_FIXTURES_DIR) + "/" + name; }
+std::string fx(const std::string& name) {
+  return std::string(KF_FIXTURES_DIR).append("/").append(name);
+}
 
 // Every parameter's gradient against PyTorch's, within 1e-4 of that tensor's largest entry.
 void expect_grads_match(const nn::parameters<float>& p, const checkpoint& grads) {

@@ -200,7 +200,8 @@ TEST(Classifier, ErrorsNameTheProblem) {
 }
 
 matrix<double> fixture(const std::string& name) {
-  return io::npy_read(std::string(KF_FIXTURES_DIR) + "/clf_" + name + ".npy").to_matrix<double>();
+  return io::npy_read(std::string(KF_FIXTURES_DIR).append("/clf_").append(name).append(".npy"))
+      .to_matrix<double>();
 }
 
 // scikit-learn's KNeighborsClassifier(n_neighbors=7): probabilities at new points (uniform and

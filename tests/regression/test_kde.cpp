@@ -13,7 +13,8 @@ namespace kf {
 namespace {
 
 matrix<double> fixture(const std::string& name) {
-  return io::npy_read(std::string(KF_FIXTURES_DIR) + "/" + name + ".npy").to_matrix<double>();
+  return io::npy_read(std::string(KF_FIXTURES_DIR).append("/").append(name).append(".npy"))
+      .to_matrix<double>();
 }
 
 TEST(KdeParity, SilvermanMatchesStatsmodelsKDEUnivariate) {

@@ -21,7 +21,8 @@ constexpr double kBandwidthRtol = 1e-2;
 constexpr double kBandwidth2Rtol = 1e-2;
 
 matrix<double> fixture(const std::string& name) {
-  return io::npy_read(std::string(KF_FIXTURES_DIR) + "/" + name + ".npy").to_matrix<double>();
+  return io::npy_read(std::string(KF_FIXTURES_DIR).append("/").append(name).append(".npy"))
+      .to_matrix<double>();
 }
 
 regression_spec spec_of(regression_method m, double h) {
