@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelformer/feature_kernels.hpp"
 #include "kernelformer/smooth.hpp"
 #include "test_util.hpp"
 
@@ -78,6 +79,14 @@ std::vector<formula_case> cases() {
        }},
       {"exp_dot (T = 0.3)", kernel_exp_dot{0.3},
        [](const double* q, const double* k, index d) { return exp(dot(q, k, d) / 0.3); }},
+      // A feature map (the features route): φ(x) = elu(x) + 1 per column, K = φ(q)·φ(k).
+      {"elu1", kernel_elu1{},
+       [](const double* q, const double* k, index d) {
+         const auto phi = [](double x) { return x > 0 ? x + 1 : exp(x); };
+         double s = 0;
+         for (index c = 0; c < d; ++c) s += phi(q[c]) * phi(k[c]);
+         return s;
+       }},
   };
 }
 

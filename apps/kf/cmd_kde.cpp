@@ -7,6 +7,8 @@
 #include <random>
 
 #include "common.hpp"
+#include "fit_options.hpp"
+#include "kde_outputs.hpp"
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
@@ -38,48 +40,53 @@ io::csv_table builtin_bimodal() {
   return t;
 }
 
-void run(const kde_options& o) {
-  any_kernel kernel;
+any_kernel density_kernel(const std::string& text) {
   try {
-    const kernel_spec ks = kernel_parse(o.kernel);
+    const kernel_spec ks = kernel_parse(text);
     if (ks.is_product()) throw user_error("--kernel: density takes a single kernel");
-    kernel = ks.first;
-    (void)kernel_integral_1d(kernel);
+    (void)kernel_integral_1d(ks.first);  // refuses a kernel that is not a probability density
+    return ks.first;
   } catch (const std::invalid_argument& e) {
     throw user_error(std::string("--kernel: ") + e.what());
   }
-  std::vector<double> fixed;
-  bandwidth_criterion crit = bandwidth_criterion::fixed;
-  {
-    char* end = nullptr;
-    std::strtod(o.bandwidth.c_str(), &end);
-    if (end != o.bandwidth.c_str()) {
-      for (const auto& item : split_list(o.bandwidth, "--bandwidth")) {
-        char* e2 = nullptr;
-        const double h = std::strtod(item.c_str(), &e2);
-        if (*e2 != '\0' || !(std::isfinite(h) && h > 0))
-          throw user_error("--bandwidth " + item + ": a fixed bandwidth must be a positive number");
-        fixed.push_back(h);
-      }
-    } else {
-      try {
-        crit = bandwidth_criterion_parse(o.bandwidth);
-      } catch (const std::invalid_argument& e) {
-        throw user_error(std::string("--bandwidth: ") + e.what());
-      }
-      if (crit == bandwidth_criterion::loo_cv || crit == bandwidth_criterion::gcv ||
-          crit == bandwidth_criterion::aicc)
-        throw user_error("--bandwidth " + o.bandwidth +
-                         " is a regression criterion; for density use silverman, scott, cv-ml, "
-                         "cv-ls or a number");
-    }
+}
+
+// The density at --at's points, or on the grid over the data's range widened by 3 bandwidths.
+matrix<double> density_points(const kde_options& o, const matrix<double>& x, const kde_fit& fit,
+                              const std::vector<std::string>& xcols) {
+  if (o.at.empty()) return kde_grid(x, fit.bandwidth, o.grid);
+  const io::csv_table t = io::csv_read(o.at);
+  try {
+    return t.select<double>(xcols);
+  } catch (const std::runtime_error& e) {
+    throw user_error(e.what());
   }
-  if (!o.out.empty()) require_output(o.out, "--out", {".csv"});
-  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
-  if (!o.plot.empty()) require_output(o.plot, "--plot", {".svg", ".png"});
-  if (!o.plot_criterion.empty())
-    require_output(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
-  if (!o.criterion_csv.empty()) require_output(o.criterion_csv, "--criterion-csv", {".csv"});
+}
+
+kde_fit fit_density(const kde_options& o, const any_kernel& kernel, const matrix<double>& x,
+                    bandwidth_criterion crit, const std::vector<double>& fixed,
+                    const std::string& source) {
+  progress_bar bar("choosing the bandwidth");
+  try {
+    kf::kde_options ko;
+    ko.exact = o.exact;
+    // Under mpirun (docs/scale-out.md): every rank reads the data and takes its block of the
+    // points; rank 0 writes.
+    if (dist::size() > 1) ko.shard = dist::world_shard();
+    if (const auto why = kde_shard_refusal(x.cview(), ko); ko.shard.active() && !why.empty())
+      throw mpi_refusal("under mpirun, " + why + " (kf kde --help)");
+    return kde_fit_data(
+        kernel, x.cview(), crit, fixed, [&](int done, int total) { bar.update(done, total); }, ko);
+  } catch (const std::invalid_argument& e) {
+    throw user_error(fmt::format("{}: {}", source, e.what()));
+  }
+}
+
+void run(const kde_options& o) {
+  const any_kernel kernel = density_kernel(o.kernel);
+  std::vector<double> fixed;
+  const bandwidth_criterion crit = parse_bandwidth(o.bandwidth, bandwidth_for::density, fixed);
+  require_fit_outputs({o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv});
   if (o.grid < 2) throw user_error("--grid must be at least 2");
 
   const auto xcols = split_list(o.x, "--x");
@@ -97,117 +104,20 @@ void run(const kde_options& o) {
   if (!o.plot.empty() && x.cols() != 1)
     throw user_error("--plot draws 1-D densities (one --x column)");
   seconds["read"] = clock.lap();
-  kde_fit fit;
-  {
-    progress_bar bar("choosing the bandwidth");
-    try {
-      kf::kde_options ko;
-      ko.exact = o.exact;
-      // Under mpirun (docs/scale-out.md): every rank reads the data and takes its block of the
-      // points; rank 0 writes.
-      if (dist::size() > 1) ko.shard = dist::world_shard();
-      if (const auto why = kde_shard_refusal(x.cview(), ko); ko.shard.active() && !why.empty())
-        throw mpi_refusal("under mpirun, " + why + " (kf kde --help)");
-      fit = kde_fit_data(
-          kernel, x.cview(), crit, fixed, [&](int done, int total) { bar.update(done, total); },
-          ko);
-    } catch (const std::invalid_argument& e) {
-      throw user_error(fmt::format("{}: {}", table.source, e.what()));
-    }
-  }
+  const kde_fit fit = fit_density(o, kernel, x, crit, fixed, table.source);
   if ((!o.plot_criterion.empty() || !o.criterion_csv.empty()) && fit.curve.empty())
     throw user_error(
         "--plot-criterion/--criterion-csv need a searched bandwidth (--bandwidth cv-ml or cv-ls)");
-
-  matrix<double> at;
-  if (!o.at.empty()) {
-    const io::csv_table t = io::csv_read(o.at);
-    try {
-      at = t.select<double>(xcols);
-    } catch (const std::runtime_error& e) {
-      throw user_error(e.what());
-    }
-  } else {
-    // 1-D: N points over the data range widened by 3 bandwidths; d-D: N per axis (≤ 1e6 points).
-    const index d = x.cols();
-    double total = 1;
-    for (index c = 0; c < d; ++c) total *= double(o.grid);
-    if (total > 1e6) throw user_error("--grid: too many points in this many dimensions; use --at");
-    at = matrix<double>(static_cast<index>(total), d);
-    std::vector<double> lo(static_cast<std::size_t>(d)), hi(static_cast<std::size_t>(d));
-    for (index c = 0; c < d; ++c) {
-      const auto cu = static_cast<std::size_t>(c);
-      lo[cu] = hi[cu] = x(0, c);
-      for (index i = 0; i < x.rows(); ++i)
-        lo[cu] = std::min(lo[cu], x(i, c)), hi[cu] = std::max(hi[cu], x(i, c));
-      const double pad = 3 * fit.bandwidth[cu];
-      lo[cu] -= pad;
-      hi[cu] += pad;
-    }
-    for (index r = 0; r < at.rows(); ++r) {
-      index rest = r;
-      for (index c = d - 1; c >= 0; --c) {
-        const auto cu = static_cast<std::size_t>(c);
-        const index k = rest % o.grid;
-        rest /= o.grid;
-        at(r, c) = lo[cu] + (hi[cu] - lo[cu]) * double(k) / double(o.grid - 1);
-      }
-    }
-  }
+  const matrix<double> at = density_points(o, x, fit, xcols);
   seconds["fit"] = clock.lap();
   const auto dens = kde_evaluate(fit, at.cview());
   seconds["evaluate"] = clock.lap();
 
+  const kde_run r{kernel, fit, x, at, dens, xcols};
   io::atomic_writer writer;
-  if (!o.out.empty()) {
-    std::string csv = fmt::format("{},density\n", fmt::join(xcols, ","));
-    for (index i = 0; i < at.rows(); ++i) {
-      for (index c = 0; c < at.cols(); ++c) csv += fmt::format("{},", at(i, c));
-      csv += fmt::format("{}\n", dens[static_cast<std::size_t>(i)]);
-    }
-    writer.stage(o.out, csv);
-  }
-  nlohmann::json js;
-  js["n"] = x.rows();
-  js["x"] = xcols;
-  js["method"] = "kde";
-  js["kernel"] = std::string(kernel_name(kernel));
-  if (fit.bandwidth.size() == 1)
-    js["bandwidth"] = fit.bandwidth[0];
-  else
-    js["bandwidth"] = fit.bandwidth;
-  js["criterion"] = bandwidth_criterion_name(fit.criterion);
-  js["criterion_value"] = fit.criterion_value;
-  js["df"] = nullptr;  // not defined for a density estimate
-  js["at_search_boundary"] = fit.at_search_boundary;
-  js["route"] = kde_route_name(fit);
-  js["seconds"] = seconds;
-  js["peak_rss_mib"] = peak_rss_mib();  // read (the data), fit (bandwidth and criterion), evaluate
-  // What rank 0 handed to MPI (grids, criterion sums, partial states) and its time inside MPI.
-  add_mpi_summary(js);
-  if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
-  if (!o.plot.empty()) {
-    viz::figure f;
-    f.title = fmt::format("kernel density, {} kernel, h = {:.4g} ({})", kernel_name(kernel),
-                          fit.bandwidth[0], bandwidth_criterion_name(fit.criterion));
-    f.xlabel = xcols[0];
-    f.ylabel = "density";
-    viz::series line{viz::series::kind::line, {}, dens, {}, "density", viz::kBlue, 2.5, 1};
-    for (index i = 0; i < at.rows(); ++i) line.x.push_back(at(i, 0));
-    const std::size_t stride = plot_stride(static_cast<std::size_t>(x.rows()));
-    viz::series rug{viz::series::kind::points,
-                    {},
-                    {},
-                    {},
-                    stride == 1 ? "data (rug)" : fmt::format("data (rug, every {}th)", stride),
-                    viz::kGrey,
-                    2,
-                    0.5};
-    for (index i = 0; i < x.rows(); i += static_cast<index>(stride))
-      rug.x.push_back(x(i, 0)), rug.y.push_back(0.0);
-    f.data = {line, rug};
-    writer.stage(o.plot, viz::render_for_path(f, o.plot));
-  }
+  if (!o.out.empty()) writer.stage(o.out, kde_density_csv(r));
+  if (!o.summary.empty()) writer.stage(o.summary, kde_summary(r, seconds).dump(2) + "\n");
+  if (!o.plot.empty()) writer.stage(o.plot, kde_plot(r, o.plot));
   if (!o.plot_criterion.empty())
     writer.stage(o.plot_criterion,
                  criterion_plot(fit.curve, fit.bandwidth[0], fit.criterion_value,

@@ -1,5 +1,5 @@
-// kf train lm / kf sample — a small decoder-only language model (seed 000's next-word
-// predictor) and its samples; load_lm (lm_load.hpp), which kf attention shares.
+// kf train lm — a small decoder-only language model (seed 000's next-word predictor) on
+// Debian's fortunes or any text, checkpoints that resume exactly, data-parallel under mpirun.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "kernelformer/text/tokenizer.hpp"
 #include "kernelformer/viz/plot.hpp"
 #include "lm_load.hpp"
+#include "lm_outputs.hpp"
 
 namespace kf::cli {
 namespace {
@@ -26,7 +27,7 @@ namespace {
 struct lm_options {
   std::string corpus, tokenizer = "char", config = "tiny", kernel = "exp_dot", save, summary, out;
   std::uint64_t seed = 0;
-  index iters = 0, batch = 0;
+  index iters = 0, batch = 0, vocab = 8000;  // vocab: at most this many pieces, <unk> included
   double lr = 0, val_fraction = 0.1;
   bool quiet = false;
   std::string resume;  // a checkpoint written by --save-every
@@ -52,17 +53,21 @@ std::map<std::string, std::string> lm_run_options(const lm_options& o, const mod
                                                   const std::string& text) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return {{"--corpus", o.corpus.empty() ? "(fortunes)" : o.corpus},
-          {"corpus bytes", std::to_string(text.size())},
-          {"corpus hash", fmt::format("{:016x}", h)},
-          {"--tokenizer", o.tokenizer},
-          {"--config", o.config},
-          {"--kernel", kernel_format(p.model.block.kernel)},
-          {"--seed", std::to_string(o.seed)},
-          {"--iters", std::to_string(p.iters)},
-          {"--batch", std::to_string(p.batch)},
-          {"--lr", fmt::format("{:.17g}", p.lr)},
-          {"--val-fraction", fmt::format("{:.17g}", o.val_fraction)}};
+  std::map<std::string, std::string> run{
+      {"--corpus", o.corpus.empty() ? "(fortunes)" : o.corpus},
+      {"corpus bytes", std::to_string(text.size())},
+      {"corpus hash", fmt::format("{:016x}", h)},
+      {"--tokenizer", o.tokenizer},
+      {"--config", o.config},
+      {"--kernel", kernel_format(p.model.block.kernel)},
+      {"--seed", std::to_string(o.seed)},
+      {"--iters", std::to_string(p.iters)},
+      {"--batch", std::to_string(p.batch)},
+      {"--lr", fmt::format("{:.17g}", p.lr)},
+      {"--val-fraction", fmt::format("{:.17g}", o.val_fraction)}};
+  // --vocab only when not the default, so checkpoints from before the option still resume.
+  if (o.vocab != 8000) run["--vocab"] = std::to_string(o.vocab);
+  return run;
 }
 
 // --resume: the checkpoint's weights into m, its training state out.
@@ -86,9 +91,10 @@ model::train_state load_lm_resume(const std::string& path, model::token_model<fl
   }
 }
 
-void run_train(const lm_options& o) {
+// Every option checked (and every output path) before the corpus is read; the preset with the
+// options that override it.
+model::lm_preset lm_preset_of(const lm_options& o, text::tokenizer_kind& kind) {
   model::lm_preset p;
-  text::tokenizer_kind kind;
   try {
     p = model::lm_preset_get(o.config);
     p.model.block.kernel = kernel_parse(o.kernel);
@@ -99,6 +105,9 @@ void run_train(const lm_options& o) {
   if (o.iters < 0) throw user_error("--iters must be positive");
   if (o.batch < 0) throw user_error("--batch must be at least 1");
   if (o.lr < 0) throw user_error("--lr must be positive");
+  if (o.vocab < 2 || o.vocab > 1000000)
+    throw user_error(
+        fmt::format("--vocab {}: expected 2 to 1,000,000 pieces (<unk> included)", o.vocab));
   if (o.save_every < 0) throw user_error("--save-every must be >= 1 (iterations)");
   if (o.save_every > 0 && o.save.empty())
     throw user_error("--save-every needs --save (the checkpoints are written there)");
@@ -117,12 +126,18 @@ void run_train(const lm_options& o) {
   if (!o.summary.empty()) require_output_under(o.summary, "--summary", {".json"}, o.out);
   // Checked now, created only when the outputs are staged (no empty folder after a failure).
   if (!o.out.empty()) check_output_dir(o.out, "--out");
+  return p;
+}
+
+void run_train(const lm_options& o) {
+  text::tokenizer_kind kind{};
+  model::lm_preset p = lm_preset_of(o, kind);
   const std::string text = read_corpus(o.corpus);
   // Split on the text: the last val_fraction is validation; the vocabulary comes from training.
   const auto cut = static_cast<std::size_t>(double(text.size()) * (1.0 - o.val_fraction));
   const std::string_view train_text(text.data(), cut),
       val_text(text.data() + cut, text.size() - cut);
-  const text::tokenizer tok = text::tokenizer::train(kind, train_text);
+  const text::tokenizer tok = text::tokenizer::train(kind, train_text, 2, o.vocab);
   const std::vector<index> train = tok.encode(train_text);
   index val_unknown = 0;
   const std::vector<index> val = tok.encode(val_text, &val_unknown);
@@ -183,33 +198,10 @@ void run_train(const lm_options& o) {
   }
   if (!dist::is_root()) return;  // every rank holds the same model: rank 0 writes
   const model::lm_eval_point& last = tr.evals.back();
-  nlohmann::json js;
-  js["corpus"] = corpus_name;
-  js["corpus_bytes"] = text.size();
-  js["tokenizer"] = o.tokenizer;
-  js["vocab"] = tok.size();
-  js["train_tokens"] = train.size();
-  js["val_tokens"] = val.size();
-  js["val_unknown_tokens"] = val_unknown;
-  js["config"] = o.config;
-  js["kernel"] = kernel_format(p.model.block.kernel);
-  js["seed"] = o.seed;
-  js["iters"] = p.iters;
-  js["batch"] = p.batch;
-  js["context"] = p.model.context;
-  js["parameters"] = m.params().count();
-  js["final_train_loss"] = last.train_loss;
-  js["val_loss"] = last.val_loss;
-  js["val_perplexity"] = std::exp(last.val_loss);
-  js["train_seconds"] = tr.seconds;
-  js["tokens_per_second"] = tr.tokens_per_second;
-  // What this rank handed to MPI (its gradient all-reduces) and the wall time inside MPI.
-  add_mpi_summary(js);
-  for (const auto& ev : tr.evals)
-    js["evals"].push_back({{"iter", ev.iter},
-                           {"train_loss", ev.train_loss},
-                           {"val_loss", ev.val_loss},
-                           {"seconds", ev.seconds}});
+  const lm_run run{corpus_name, text.size(),  o.tokenizer,        o.config,
+                   tok,         train.size(), val.size(),         val_unknown,
+                   p,           o.seed,       m.params().count(), tr};
+  const nlohmann::json js = lm_summary(run);
   auto md = p.model.to_metadata();
   tok.to_metadata(md);
   md["corpus"] = corpus_name;
@@ -226,35 +218,10 @@ void run_train(const lm_options& o) {
   if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
   std::string sample;
   if (!o.out.empty()) {
-    std::string csv = "iter,train_loss\n";
-    for (std::size_t i = 0; i < tr.losses.size(); ++i)
-      csv += fmt::format("{},{}\n", i + 1, tr.losses[i]);
-    w.stage(o.out + "/loss.csv", csv);
-    std::string ecsv = "iter,train_loss,val_loss,seconds\n";
-    for (const auto& ev : tr.evals)
-      ecsv += fmt::format("{},{},{},{}\n", ev.iter, ev.train_loss, ev.val_loss, ev.seconds);
-    w.stage(o.out + "/eval.csv", ecsv);
-    viz::figure f;
-    f.title =
-        fmt::format("language model ({} config, {} tokens): cross-entropy", o.config, o.tokenizer);
-    f.xlabel = "iteration";
-    f.ylabel = "loss (nats/token)";
-    viz::series ls{viz::series::kind::line, {}, tr.losses, {}, "train (batch)", viz::kBlue, 1, 0.6};
-    for (std::size_t i = 0; i < tr.losses.size(); ++i) ls.x.push_back(double(i + 1));
-    viz::series vs{viz::series::kind::line, {}, {}, {}, "validation", viz::kRed, 2.5, 1};
-    viz::series vp{viz::series::kind::points, {}, {}, {}, "", viz::kRed, 4, 1};
-    for (const auto& ev : tr.evals) {
-      vs.x.push_back(double(ev.iter)), vs.y.push_back(ev.val_loss);
-      vp.x.push_back(double(ev.iter)), vp.y.push_back(ev.val_loss);
-    }
-    f.data = {ls, vs, vp};
-    w.stage(o.out + "/loss.png", viz::render(f, viz::image_format::png));
-    w.stage(o.out + "/loss.svg", viz::render(f, viz::image_format::svg));
-    w.stage(o.out + "/summary.json", js.dump(2) + "\n");
     const std::string prompt = tok.kind() == text::tokenizer_kind::character ? "The " : "The";
     const auto gen = model::token_model_generate(m, tok.encode(prompt), 300, 0.8, 0, o.seed);
     sample = prompt + tok.decode(gen);
-    w.stage(o.out + "/sample.txt", sample + "\n");
+    stage_lm_outputs(w, o.out, run, js, sample);
   }
   w.commit();
   if (o.quiet) return;
@@ -272,79 +239,7 @@ void run_train(const lm_options& o) {
                o.out, sample);
 }
 
-struct sample_options {
-  std::string model, prompt = "The ";
-  index tokens = 200, top_k = 0;
-  double temperature = 0.8;
-  std::uint64_t seed = 0;
-  bool no_cache = false;
-};
-
-void run_sample(const sample_options& o) {
-  if (o.tokens < 0) throw user_error("--tokens must be >= 0");
-  if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
-    throw user_error("--temperature must be >= 0 (0: greedy)");
-  if (o.top_k < 0) throw user_error("--top-k must be >= 0 (0: all tokens)");
-  loaded_lm lm = load_lm(o.model);
-  if (o.prompt.empty()) throw user_error("--prompt is empty");
-  index unknown = 0;
-  const auto ids = lm.tok.encode(o.prompt, &unknown);
-  if (unknown > 0)
-    fmt::print(stderr, "kf: warning: {} piece(s) of the prompt are not in the vocabulary (<unk>)\n",
-               unknown);
-  // Streamed: each token is printed (and flushed) as it is drawn, and nothing accumulates, so
-  // --tokens is bounded by time only (memory stays at the model plus its context).
-  fmt::print("{}", o.prompt);
-  std::fflush(stdout);
-  model::token_model_generate_stream<float>(
-      *lm.model, ids, o.tokens, o.temperature, o.top_k, o.seed,
-      [&](index id) {
-        fmt::print("{}", lm.tok.decode({id}));
-        std::fflush(stdout);
-      },
-      !o.no_cache);
-  fmt::print("\n");
-  std::fflush(stdout);
-  // The route on stderr, after the text (stdout stays the text alone).
-  const auto& cfg = lm.model->config();
-  const auto route = model::generation_route_of(cfg, o.no_cache);
-  std::string how = route == model::generation_route::kv_cache ? "one row per token, keys cached"
-                    : route == model::generation_route::recurrent
-                        ? "one row per token, running sums"
-                        : "a full forward per token";
-  if (route != model::generation_route::recompute &&
-      static_cast<index>(ids.size()) + o.tokens > cfg.context + 1)
-    how += fmt::format("; past the context of {} every token is recomputed", cfg.context);
-  fmt::print(stderr, "generation: {} ({}, {})\n", model::generation_route_name(route),
-             kernel_describe(cfg.block.kernel), how);
-}
-
 }  // namespace
-
-loaded_lm load_lm(const std::string& path, bool encoder_decoder) {
-  require_extension(path, "--model", {".safetensors"});
-  loaded_lm r;
-  try {
-    // The file, its metadata and the tensor table are checked before anything is allocated.
-    const model::checkpoint ck = model::checkpoint_load(path);
-    const auto cfg = model::token_model_config::from_metadata(ck.metadata);
-    if (cfg.encoder_layers > 0 && !encoder_decoder)
-      throw std::runtime_error(
-          "this is an encoder-decoder model; sampling needs a language model (kf predict decodes "
-          "kf train seq2seq models)");
-    r.tok = text::tokenizer::from_metadata(ck.metadata);
-    if (r.tok.size() != cfg.vocab)
-      throw std::runtime_error(fmt::format(
-          "the tokenizer has {} pieces but the metadata's 'vocab' is {}", r.tok.size(), cfg.vocab));
-    r.model = model::token_model_load(ck);
-    r.metadata = ck.metadata;
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw user_error(what.rfind(path + ":", 0) == 0 ? "--model " + what
-                                                    : fmt::format("--model {}: {}", path, what));
-  }
-  return r;
-}
 
 void add_train_lm(CLI::App* train) {
   auto o = std::make_shared<lm_options>();
@@ -353,6 +248,10 @@ void add_train_lm(CLI::App* train) {
   sub->add_option("--corpus", o->corpus,
                   "text FILE (default: the English text of Debian's 'fortunes' package)");
   sub->add_option("--tokenizer", o->tokenizer, "char | word")->capture_default_str();
+  sub->add_option("--vocab", o->vocab,
+                  "the word tokenizer's largest vocabulary, <unk> included: the most frequent "
+                  "pieces seen at least twice (char keeps every byte seen)")
+      ->capture_default_str();
   sub->add_option("--config", o->config,
                   "tiny (2 layers, width 64, context 32) | small (nanoGPT's CPU Shakespeare: 4 "
                   "layers, 4 heads, width 128, context 64)")
@@ -382,37 +281,10 @@ void add_train_lm(CLI::App* train) {
       "  kf train lm --config small --save lm.safetensors --save-every 200 --resume "
       "lm.safetensors\n"
       "  kf train lm --corpus input.txt --config small --tokenizer char --save "
-      "shakespeare.safetensors");
+      "shakespeare.safetensors\n"
+      "  kf train lm --tokenizer word --vocab 2000 --save words.safetensors   # 1,999 words + "
+      "<unk>");
   sub->callback([o] { run_train(*o); });
-}
-
-void add_sample(CLI::App& app) {
-  auto o = std::make_shared<sample_options>();
-  CLI::App* sub = app.add_subcommand("sample", "Generate text from a trained language model");
-  sub->add_option("--model", o->model, "MODEL.safetensors from kf train lm")->required();
-  sub->add_option("--prompt", o->prompt, "text to continue")->capture_default_str();
-  sub->add_option("--tokens", o->tokens,
-                  "tokens to generate (printed as they are drawn; memory does not grow with it)")
-      ->capture_default_str();
-  sub->add_option("--temperature", o->temperature, "softmax temperature (0: greedy)")
-      ->capture_default_str();
-  sub->add_option("--top-k", o->top_k, "sample among the k most likely (0: all)")
-      ->capture_default_str();
-  sub->add_option("--seed", o->seed, "sampling seed (same seed, same text)")->capture_default_str();
-  sub->add_flag(
-      "--no-cache", o->no_cache,
-      "recompute the whole context for every token (the reference; same tokens, slower) "
-      "instead of the cache: a KV cache for exact kernels, running sums for elu1/rff/favor");
-  sub->footer(
-      "Generation is cached: each token runs one row through the layers (kv-cache for exact\n"
-      "kernels, recurrent state for feature-map kernels); past the context the window slides and\n"
-      "every token is a full recompute. The route is printed on stderr after the text.\n"
-      "Examples:\n"
-      "  kf sample --model lm.safetensors --prompt \"The \" --tokens 200 --temperature 0.8\n"
-      "  kf sample --model lm.safetensors --prompt \"Once\" --temperature 0     # greedy\n"
-      "  kf sample --model lm.safetensors --prompt \"Once\" --temperature 0 --no-cache  # same "
-      "text");
-  sub->callback([o] { run_sample(*o); });
 }
 
 }  // namespace kf::cli

@@ -8,11 +8,12 @@
 #include <random>
 
 #include "common.hpp"
+#include "fit_options.hpp"
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/regression/smoother.hpp"
-#include "kernelformer/viz/plot.hpp"
+#include "smooth_outputs.hpp"
 
 namespace kf::cli {
 namespace {
@@ -52,126 +53,30 @@ regression_method parse_method(const std::string& m) {
   throw user_error("--method " + m + ": expected nw, local-linear or knn");
 }
 
-// "cv" etc., or NUMBER[,NUMBER...] (a fixed bandwidth per column).
-bandwidth_criterion parse_bandwidth(const std::string& text, std::vector<double>& fixed) {
-  double v = 0;
-  const char* b = text.c_str();
-  char* end = nullptr;
-  v = std::strtod(b, &end);
-  if (end != b) {
-    for (const auto& item : split_list(text, "--bandwidth")) {
-      char* e2 = nullptr;
-      const double h = std::strtod(item.c_str(), &e2);
-      if (*e2 != '\0' || !(std::isfinite(h) && h > 0))
-        throw user_error("--bandwidth " + item + ": a fixed bandwidth must be a positive number");
-      fixed.push_back(h);
-    }
-    (void)v;
-    return bandwidth_criterion::fixed;
-  }
-  try {
-    const auto c = bandwidth_criterion_parse(text);
-    if (c == bandwidth_criterion::cv_ml || c == bandwidth_criterion::cv_ls)
-      throw user_error("--bandwidth " + text +
-                       " is a density criterion; for regression use "
-                       "silverman, scott, cv, gcv, aic or a number");
-    return c;
-  } catch (const std::invalid_argument& e) {
-    throw user_error(std::string("--bandwidth: ") + e.what());
-  }
-}
-
 // Points at which to report the fit: --at FILE, or a grid over the data range (1-D: N points;
 // d-D: N per axis if that stays ≤ 1e6 points, else the data points).
 matrix<double> prediction_points(const smooth_options& o, const matrix<double>& x,
                                  const std::vector<std::string>& xcols) {
   if (!o.at.empty()) return read_points(o.at, xcols);
-  if (o.grid < 2) throw user_error("--grid must be at least 2");
-  const index d = x.cols();
-  double total = 1;
-  for (index c = 0; c < d; ++c) total *= double(o.grid);
-  if (total > 1e6) return x;  // fall back to the data points
-  matrix<double> g(static_cast<index>(total), d);
-  std::vector<double> lo(static_cast<std::size_t>(d)), hi(static_cast<std::size_t>(d));
-  for (index c = 0; c < d; ++c) {
-    lo[static_cast<std::size_t>(c)] = hi[static_cast<std::size_t>(c)] = x(0, c);
-    for (index i = 0; i < x.rows(); ++i) {
-      lo[static_cast<std::size_t>(c)] = std::min(lo[static_cast<std::size_t>(c)], x(i, c));
-      hi[static_cast<std::size_t>(c)] = std::max(hi[static_cast<std::size_t>(c)], x(i, c));
-    }
-  }
-  for (index r = 0; r < g.rows(); ++r) {
-    index rest = r;
-    for (index c = d - 1; c >= 0; --c) {
-      const index k = rest % o.grid;
-      rest /= o.grid;
-      const auto cu = static_cast<std::size_t>(c);
-      g(r, c) = lo[cu] + (hi[cu] - lo[cu]) * double(k) / double(o.grid - 1);
-    }
-  }
-  return g;
+  return smooth_grid(x, o.grid);
 }
 
-// Per training point: x, y, the fit, the leave-one-out fit y − (y − ŷ)/(1 − W_ii), the hat
-// diagonal W_ii and the LOO residual (blank where W_ii = 1: no other point has weight there).
-std::string loo_csv(const regression_fit& fit, const std::vector<std::string>& xcols,
-                    const std::string& y) {
-  std::string csv = fmt::format("{},{},fit,loo_fit,hat,loo_residual\n", fmt::join(xcols, ","), y);
-  for (index i = 0; i < fit.x.rows(); ++i) {
-    const auto iu = static_cast<std::size_t>(i);
-    for (index c = 0; c < fit.x.cols(); ++c) csv += fmt::format("{},", fit.x(i, c));
-    const double r = fit.loo_residuals[iu];
-    csv += std::isfinite(r)
-               ? fmt::format("{},{},{},{},{}\n", fit.y[iu], fit.fitted[iu], fit.y[iu] - r,
-                             fit.hat_diag[iu], r)
-               : fmt::format("{},{},,{},\n", fit.y[iu], fit.fitted[iu], fit.hat_diag[iu]);
-  }
-  return csv;
-}
-
-void run(const smooth_options& o) {
-  // Validate everything cheap before reading data.
+// Every option that needs no data, checked before any is read; every output path too.
+regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) {
   regression_spec spec;
   spec.method = parse_method(o.method);
   std::vector<double> fixed;
-  const bandwidth_criterion crit = parse_bandwidth(o.bandwidth, fixed);
+  crit = parse_bandwidth(o.bandwidth, bandwidth_for::regression, fixed);
   spec.bandwidth = fixed;
-  try {
-    const kernel_spec ks = kernel_parse(o.kernel);
-    if (ks.is_product()) throw user_error("--kernel: regression takes a single distance kernel");
-    spec.kernel = ks.first;
-  } catch (const std::invalid_argument& e) {
-    throw user_error(std::string("--kernel: ") + e.what());
-  }
-  if (kernel_arg_of(spec.kernel) != kernel_arg::sqdist)
-    throw user_error(
-        fmt::format("--kernel {}: regression needs a distance kernel (gaussian, "
-                    "epanechnikov, tricube, …)",
-                    kernel_name(spec.kernel)));
-  if (o.knn_weights != "uniform" && o.knn_weights != "distance")
-    throw user_error("--knn-weights " + o.knn_weights + ": expected uniform or distance");
-  spec.knn_distance_weights = o.knn_weights == "distance";
-  if (o.k == "cv") {
-    spec.k = 0;
-  } else {
-    try {
-      std::size_t used_chars = 0;
-      spec.k = std::stoll(o.k, &used_chars);
-      if (used_chars != o.k.size() || spec.k < 1) throw std::invalid_argument("k");
-    } catch (const std::exception&) {
-      throw user_error("--k " + o.k.substr(0, 40) + ": expected a positive integer or cv");
-    }
-  }
+  spec.kernel = parse_distance_kernel(o.kernel, "regression");
+  spec.knn_distance_weights = parse_knn_distance_weights(o.knn_weights);
+  spec.k = parse_k(o.k);
   if (o.k_max < 1) throw user_error("--k-max must be at least 1");
+  if (o.at.empty() && o.grid < 2) throw user_error("--grid must be at least 2");
   spec.k_max = o.k_max;
   spec.exact = o.exact;
   spec.per_point = !o.loo.empty();  // only --loo writes per-point diagnostics
-  if (!o.out.empty()) require_output(o.out, "--out", {".csv"});
-  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
-  if (!o.plot.empty()) require_output(o.plot, "--plot", {".svg", ".png"});
-  if (!o.plot_criterion.empty())
-    require_output(o.plot_criterion, "--plot-criterion", {".svg", ".png"});
-  if (!o.criterion_csv.empty()) require_output(o.criterion_csv, "--criterion-csv", {".csv"});
+  require_fit_outputs({o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv});
   if (!o.loo.empty()) require_output(o.loo, "--loo", {".csv"});
   if (dist::size() > 1) {
     // Under mpirun (docs/scale-out.md): every rank reads the data and takes its block of the
@@ -180,7 +85,31 @@ void run(const smooth_options& o) {
       throw mpi_refusal("under mpirun, --loo (per-point diagnostics) is not kept: run one process");
     spec.shard = dist::world_shard();
   }
+  return spec;
+}
 
+// Every file asked for, staged together and committed by rank 0.
+void write_outputs(const smooth_options& o, const smooth_run& r, const nlohmann::json& seconds) {
+  io::atomic_writer writer;
+  if (!o.out.empty()) writer.stage(o.out, smooth_fit_csv(r));
+  if (!o.summary.empty()) writer.stage(o.summary, smooth_summary(r, seconds).dump(2) + "\n");
+  if (!o.plot.empty()) writer.stage(o.plot, smooth_plot(r, o.plot));
+  const regression_fit& fit = r.fit;
+  if (!o.plot_criterion.empty())
+    writer.stage(o.plot_criterion,
+                 criterion_plot(fit.curve, fit.spec.bandwidth[0], fit.criterion_value,
+                                bandwidth_criterion_name(fit.criterion),
+                                fit.x.cols() > 1 && r.spec.method != regression_method::knn,
+                                o.plot_criterion,
+                                r.spec.method == regression_method::knn ? "k" : "bandwidth h"));
+  if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
+  if (!o.loo.empty()) writer.stage(o.loo, smooth_loo_csv(r));
+  if (dist::is_root()) writer.commit();  // under mpirun rank 0 writes
+}
+
+void run(const smooth_options& o) {
+  bandwidth_criterion crit{};
+  const regression_spec spec = smooth_spec(o, crit);
   const auto xcols = split_list(o.x, "--x");
   std::vector<std::string> used = xcols;
   used.push_back(o.y);
@@ -232,139 +161,9 @@ void run(const smooth_options& o) {
   }
   const regression_prediction pred = regression_predict(fit, at.cview());
   seconds["predict"] = clock.lap();
-
-  // Outputs, staged together.
-  io::atomic_writer writer;
-  if (!o.out.empty()) {
-    std::string csv = fmt::format("{},fit,se\n", fmt::join(xcols, ","));
-    for (index i = 0; i < at.rows(); ++i) {
-      for (index c = 0; c < at.cols(); ++c) csv += fmt::format("{},", at(i, c));
-      const auto iu = static_cast<std::size_t>(i);
-      csv += pred.defined[iu] ? fmt::format("{},{}\n", pred.fit[iu], pred.se[iu]) : ",\n";
-    }
-    writer.stage(o.out, csv);
-  }
-  const std::string method_name = spec.method == regression_method::nw             ? "nw"
-                                  : spec.method == regression_method::local_linear ? "local-linear"
-                                                                                   : "knn";
-  nlohmann::json js;
-  js["n"] = fit.x.rows();
-  js["x"] = xcols;
-  js["y"] = o.y;
-  js["method"] = method_name;
-  js["kernel"] = spec.method == regression_method::knn
-                     ? (spec.knn_distance_weights ? "inverse_distance" : "uniform")
-                     : std::string(kernel_name(spec.kernel));
-  if (spec.method == regression_method::knn) {
-    js["k"] = spec.k;
-    js["bandwidth"] = nullptr;
-  } else if (fit.spec.bandwidth.size() == 1) {
-    js["bandwidth"] = fit.spec.bandwidth[0];
-  } else {
-    js["bandwidth"] = fit.spec.bandwidth;
-  }
-  js["criterion"] = bandwidth_criterion_name(fit.criterion);
-  js["criterion_value"] = fit.criterion_value;
-  js["df"] = fit.df;
-  js["r2"] = fit.r2;
-  js["sigma"] = std::sqrt(fit.sigma2);
-  js["loo_cv"] = fit.loo_cv;
-  js["gcv"] = fit.gcv;
-  js["aicc"] = fit.aicc;
-  js["at_search_boundary"] = fit.at_search_boundary;
-  js["undefined_points"] = pred.undefined;
-  js["seconds"] = seconds;
-  js["peak_rss_mib"] = peak_rss_mib();  // read (the data), fit (parameter, criteria), predict
-  js["route"] = regression_route(fit.spec, fit.x.rows(), fit.x.cols());
-  // What rank 0 handed to MPI (grids, criterion sums, partial states) and its time inside MPI.
-  add_mpi_summary(js);
-  if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
-  if (!o.plot.empty()) {
-    viz::figure f;
-    f.title = fmt::format("{} regression, {} kernel, h = {:.4g} ({})", method_name,
-                          js["kernel"].get<std::string>(),
-                          fit.spec.bandwidth.empty() ? 0.0 : fit.spec.bandwidth[0],
-                          bandwidth_criterion_name(fit.criterion));
-    f.xlabel = xcols[0];
-    f.ylabel = o.y;
-    viz::series band{viz::series::kind::band,    {},         {}, {},
-                     "95% band (fit ± 1.96 se)", viz::kBlue, 1,  0.2};
-    viz::series line{viz::series::kind::line, {}, {}, {}, "fit", viz::kBlue, 2.5, 1};
-    for (index i = 0; i < at.rows(); ++i) {
-      const auto iu = static_cast<std::size_t>(i);
-      const double fv = pred.defined[iu] ? pred.fit[iu] : NAN;
-      band.x.push_back(at(i, 0));
-      band.y.push_back(fv - 1.96 * pred.se[iu]);
-      band.y_upper.push_back(fv + 1.96 * pred.se[iu]);
-      line.x.push_back(at(i, 0));
-      line.y.push_back(fv);
-    }
-    const std::size_t stride = plot_stride(fit.y.size());
-    viz::series pts{viz::series::kind::points,
-                    {},
-                    {},
-                    {},
-                    stride == 1 ? "data" : fmt::format("data (every {}th point)", stride),
-                    viz::kGrey,
-                    2.5,
-                    0.7};
-    for (std::size_t i = 0; i < fit.y.size(); i += stride) {
-      pts.x.push_back(fit.x(static_cast<index>(i), 0));
-      pts.y.push_back(fit.y[i]);
-    }
-    f.data = {band, pts, line};
-    writer.stage(o.plot, viz::render_for_path(f, o.plot));
-  }
-  if (!o.plot_criterion.empty())
-    writer.stage(
-        o.plot_criterion,
-        criterion_plot(fit.curve, fit.spec.bandwidth[0], fit.criterion_value,
-                       bandwidth_criterion_name(fit.criterion),
-                       fit.x.cols() > 1 && spec.method != regression_method::knn, o.plot_criterion,
-                       spec.method == regression_method::knn ? "k" : "bandwidth h"));
-  if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
-  if (!o.loo.empty()) writer.stage(o.loo, loo_csv(fit, xcols, o.y));
-  if (!dist::is_root()) return;  // under mpirun rank 0 writes
-  writer.commit();
-
-  if (o.quiet) return;
-  fmt::print("kf smooth: {} points from {}, method {}, kernel {}, route {}\n", fit.x.rows(), source,
-             method_name, js["kernel"].get<std::string>(), js["route"].get<std::string>());
-  if (spec.method == regression_method::knn)
-    fmt::print("k = {}", spec.k);
-  else
-    fmt::print("bandwidth = {:.6g} ({})", fmt::join(fit.spec.bandwidth, ", "),
-               bandwidth_criterion_name(fit.criterion));
-  fmt::print(", criterion {} = {:.6g}, df = {:.2f}, R² = {:.4f}, sigma = {:.4g}\n",
-             bandwidth_criterion_name(fit.criterion == bandwidth_criterion::fixed ||
-                                              fit.criterion == bandwidth_criterion::silverman ||
-                                              fit.criterion == bandwidth_criterion::scott
-                                          ? bandwidth_criterion::loo_cv
-                                          : fit.criterion),
-             fit.criterion_value, fit.df, fit.r2, std::sqrt(fit.sigma2));
-  if (fit.at_search_boundary && spec.method == regression_method::knn)
-    fmt::print(stderr, "kf smooth: warning: the best k is the largest tried ({}); raise --k-max\n",
-               fit.spec.k);
-  else if (fit.at_search_boundary)
-    fmt::print(stderr,
-               "kf smooth: warning: the best bandwidth is at the edge of the searched range "
-               "(0.01–10 × Silverman); the criterion may keep falling beyond it\n");
-  if (pred.undefined > 0)
-    fmt::print(stderr,
-               "kf smooth: warning: {} of {} output points have no data within the "
-               "kernel's reach; their fit and se are left empty\n",
-               pred.undefined, at.rows());
-  if (o.out.empty()) {
-    fmt::print("\n{:>10}  {:>10}  {:>10}\n", xcols[0], "fit", "se");
-    for (int r = 0; r < 9; ++r) {
-      const index i = r * (at.rows() - 1) / 8;
-      const auto iu = static_cast<std::size_t>(i);
-      fmt::print("{:10.4g}  {:10.4g}  {:10.4g}\n", at(i, 0), pred.fit[iu], pred.se[iu]);
-    }
-    fmt::print("(write everything with --out FIT.csv; --summary, --plot for more)\n");
-  } else {
-    fmt::print("wrote {}\n", o.out);
-  }
+  const smooth_run r{spec, fit, pred, at, xcols, o.y, source};
+  write_outputs(o, r, seconds);
+  if (dist::is_root() && !o.quiet) smooth_print(r, o.out);
 }
 
 }  // namespace

@@ -20,80 +20,6 @@
 
 namespace kf::cli {
 
-void require_extension(const std::string& path, const std::string& option,
-                       std::initializer_list<const char*> exts) {
-  std::string list;
-  for (const char* e : exts) {
-    if (path.size() >= std::string(e).size() && path.ends_with(e)) return;
-    list += (list.empty() ? "" : " or ") + std::string(e);
-  }
-  throw user_error(fmt::format("{} {}: expected a {} file", option, path, list));
-}
-
-void check_output_path(const std::string& path, const std::string& option) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw user_error(fmt::format("{} {}: is a folder, expected a file name", option, path));
-  const fs::path parent = fs::path(path).parent_path();
-  const std::string dir = parent.empty() ? "." : parent.string();
-  if (!fs::is_directory(dir, ec))
-    throw user_error(fmt::format("{} {}: the folder {} does not exist", option, path, dir));
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw user_error(fmt::format("{} {}: the folder {} is not writable", option, path, dir));
-}
-
-void check_output_dir(const std::string& dir, const std::string& option) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path at = fs::absolute(dir, ec);
-  if (fs::exists(at, ec) && !fs::is_directory(at, ec))
-    throw user_error(fmt::format("{} {}: exists and is not a folder", option, dir));
-  while (!at.empty() && !fs::exists(at, ec)) at = at.parent_path();
-  if (!fs::is_directory(at, ec))
-    throw user_error(fmt::format("{} {}: {} is not a folder", option, dir, at.string()));
-  if (::access(at.c_str(), W_OK) != 0)
-    throw user_error(fmt::format("{} {}: the folder {} is not writable", option, dir, at.string()));
-}
-
-void make_output_dir(const std::string& dir, const std::string& option) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw user_error(
-        fmt::format("{} {}: cannot create the folder ({})", option, dir, ec.message()));
-}
-
-void require_output_under(const std::string& path, const std::string& option,
-                          std::initializer_list<const char*> exts, const std::string& out_dir) {
-  namespace fs = std::filesystem;
-  require_extension(path, option, exts);
-  std::error_code ec;
-  const fs::path parent = fs::absolute(fs::path(path), ec).parent_path().lexically_normal();
-  if (!out_dir.empty() && !fs::exists(parent, ec)) {
-    const fs::path out = fs::absolute(fs::path(out_dir), ec).lexically_normal();
-    const auto rel = parent.lexically_relative(out);
-    if (!rel.empty() && *rel.begin() != "..") {
-      check_output_dir(parent.string(), option);
-      return;
-    }
-  }
-  check_output_path(path, option);
-}
-
-void make_output_parent(const std::string& path, const std::string& option) {
-  const auto parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !std::filesystem::exists(parent, ec))
-    make_output_dir(parent.string(), option);
-}
-
-void require_output(const std::string& path, const std::string& option,
-                    std::initializer_list<const char*> exts) {
-  require_extension(path, option, exts);
-  check_output_path(path, option);
-}
-
 loaded_array load_array(const std::string& path, const std::string& what) {
   require_extension(path, what, {".npy", ".csv"});
   loaded_array a;
@@ -226,12 +152,6 @@ double peak_rss_mib() {
   return double(u.ru_maxrss) / 1024.0;  // KiB on Linux
 }
 
-namespace {
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
-
 model::data_parallel mpi_data_parallel() {
   model::data_parallel p;
   p.rank = dist::rank();
@@ -241,59 +161,6 @@ model::data_parallel mpi_data_parallel() {
     p.allreduce_sum_scalar = [](double x) { return dist::allreduce_sum(x); };
   }
   return p;
-}
-
-progress_bar::progress_bar(std::string label)
-    : label_(std::move(label)),
-      enabled_(::isatty(2) != 0 && dist::is_root()),
-      start_(now_seconds()) {
-  // KF_PROGRESS_MIN_SECONDS: how long a job runs before its bar shows (0.3 s; tests set 0).
-  if (const char* v = std::getenv("KF_PROGRESS_MIN_SECONDS")) min_seconds_ = std::atof(v);
-}
-
-progress_bar::~progress_bar() {
-  if (drawn_) std::fputs("\r\033[K", stderr);
-}
-
-void progress_bar::update(int done, int total, const std::string& note) {
-  if (!enabled_ || total <= 0) return;
-  const double elapsed = now_seconds() - start_;
-  if (elapsed < min_seconds_ && done < total) return;  // quick jobs never show a bar
-  constexpr int kWidth = 30;
-  const int filled = done * kWidth / total;
-  const double eta = done > 0 ? elapsed * (total - done) / done : 0.0;
-  fmt::print(stderr, "\r{} [{}{}] {}/{}  {}{:.1f}s elapsed, ETA {:.1f}s\033[K", label_,
-             std::string(static_cast<std::size_t>(filled), '#'),
-             std::string(static_cast<std::size_t>(kWidth - filled), '-'), done, total,
-             note.empty() ? note : note + "  ", elapsed, eta);
-  std::fflush(stderr);
-  drawn_ = true;
-}
-
-step_progress::step_progress() {
-  if (::isatty(2) == 0 || !dist::is_root()) return;  // no sink: the steps stay silent
-  scope_ = std::make_unique<progress_scope>([this](std::string_view step, index done, index total) {
-    if (step != step_ || !bar_) {
-      bar_.reset();  // clears the previous step's line
-      step_ = step;
-      bar_ = std::make_unique<progress_bar>(step_);
-    }
-    if (done >= total) {  // the step is over: its line is cleared for whatever comes next
-      bar_.reset();
-      step_.clear();
-      return;
-    }
-    // The bar counts in ints: large totals (bytes of a file) are scaled to per-mille.
-    if (total > 1000000)
-      bar_->update(static_cast<int>(done * 1000 / total), 1000);
-    else
-      bar_->update(static_cast<int>(done), static_cast<int>(total));
-  });
-}
-
-step_progress::~step_progress() {
-  bar_.reset();
-  scope_.reset();
 }
 
 std::string criterion_plot(const std::vector<criterion_point>& curve, double chosen_h,

@@ -133,13 +133,7 @@ criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_
     grid->bd.release_bins();  // predictions read the sums only
     *keep = std::move(grid);
   }
-  const double nn = double(x.rows);
-  c.loo_cv = loo / nn;
-  c.gcv = c.df < nn ? (c.rss / nn) / ((1 - c.df / nn) * (1 - c.df / nn)) : kInf;
-  c.aicc = nn - c.df - 2 > 0 && c.rss > 0
-               ? std::log(c.rss / nn) + 1 + 2 * (c.df + 1) / (nn - c.df - 2)
-               : kInf;
-  return c;
+  return criteria_from_sums(c.rss, c.df, loo, x.rows);
 }
 
 }  // namespace kf::detail

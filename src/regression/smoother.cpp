@@ -173,13 +173,7 @@ criterion_values criteria_binned(const regression_spec& spec, const binned_data&
     const double denom = 1.0 - q.self;
     loo += denom > 1e-10 ? sq / (denom * denom) : kInf;
   }
-  const double nn = double(bd.n());
-  c.loo_cv = loo / nn;
-  c.gcv = c.df < nn ? (c.rss / nn) / ((1 - c.df / nn) * (1 - c.df / nn)) : kInf;
-  c.aicc = nn - c.df - 2 > 0 && c.rss > 0
-               ? std::log(c.rss / nn) + 1 + 2 * (c.df + 1) / (nn - c.df - 2)
-               : kInf;
-  return c;
+  return criteria_from_sums(c.rss, c.df, loo, bd.n());
 }
 
 }  // namespace
@@ -279,6 +273,14 @@ std::string regression_shard_refusal(const regression_spec& spec, index n, index
   return "";
 }
 
+criterion_values criteria_from_sums(double rss, double df, double loo, index n) {
+  const double nn = double(n);
+  criterion_values c{loo / nn, kInf, kInf, df, rss, 0};
+  if (df < nn) c.gcv = (rss / nn) / ((1 - df / nn) * (1 - df / nn));
+  if (nn - df - 2 > 0 && rss > 0) c.aicc = std::log(rss / nn) + 1 + 2 * (df + 1) / (nn - df - 2);
+  return c;
+}
+
 criterion_values regression_criteria(const regression_spec& spec, const_matrix_view<double> x,
                                      std::span<const double> y) {
   const index n = x.rows;
@@ -334,15 +336,7 @@ criterion_values criteria_of(const regression_eval& e, std::span<const double> y
   shard.sum_all(sums);
   const auto undefined = static_cast<index>(sums[3]);
   if (undefined > 0) return {kInf, kInf, kInf, kInf, kInf, undefined};
-  criterion_values c{0, 0, 0, sums[1], sums[0], 0};
-  const double loo = sums[2];
-  const double nn = double(n);
-  c.loo_cv = loo / nn;
-  c.gcv = c.df < nn ? (c.rss / nn) / ((1 - c.df / nn) * (1 - c.df / nn)) : kInf;
-  c.aicc = nn - c.df - 2 > 0 && c.rss > 0
-               ? std::log(c.rss / nn) + 1 + 2 * (c.df + 1) / (nn - c.df - 2)
-               : kInf;
-  return c;
+  return criteria_from_sums(sums[0], sums[1], sums[2], n);
 }
 
 // The binned route's count of training points where the fit is undefined, without per-point
@@ -477,12 +471,7 @@ criterion_values knn_fit(regression_fit& f, regression_spec& spec) {
     cv.df += t.self_weight[iu];
     loo += t.loo_residuals[iu] * t.loo_residuals[iu];
   }
-  const double nn = double(n);
-  cv.loo_cv = loo / nn;
-  cv.gcv = cv.df < nn ? (cv.rss / nn) / ((1 - cv.df / nn) * (1 - cv.df / nn)) : kInf;
-  cv.aicc = nn - cv.df - 2 > 0 && cv.rss > 0
-                ? std::log(cv.rss / nn) + 1 + 2 * (cv.df + 1) / (nn - cv.df - 2)
-                : kInf;
+  cv = criteria_from_sums(cv.rss, cv.df, loo, n);
   f.undefined = 0;
   if (spec.per_point) {
     f.fitted = std::move(t.fitted);

@@ -46,7 +46,10 @@ std::string html_escape(std::string_view text) {
 }
 
 std::string csv_cell(std::string_view text) {
-  if (text.find_first_of(",\"\n") == std::string_view::npos) return std::string(text);
+  // Leading or trailing spaces are quoted too: readers that trim would lose them.
+  const bool plain = text.find_first_of(",\"\r\n") == std::string_view::npos &&
+                     (text.empty() || (text.front() != ' ' && text.back() != ' '));
+  if (plain) return std::string(text);
   std::string r = "\"";
   for (char c : text) r += c == '"' ? std::string("\"\"") : std::string(1, c);
   return r + "\"";
@@ -98,7 +101,9 @@ void report::end_section() { body_ += "</section>\n"; }
 
 void report::paragraph(const std::string& html) { body_ += "<p>" + html + "</p>\n"; }
 
-void report::pre(const std::string& text) { body_ += "<pre>" + html_escape(text) + "</pre>\n"; }
+void report::pre(const std::string& text) {
+  body_.append("<pre>").append(html_escape(text)).append("</pre>\n");
+}
 
 void report::figure(const std::string& name, const viz::figure& f, const std::string& csv,
                     const std::string& caption_html) {
@@ -123,19 +128,20 @@ void report::table(const std::vector<std::string>& head,
                    const std::vector<std::vector<std::string>>& rows,
                    const std::string& caption_html, const std::string& csv_name) {
   // The HTML table and its CSV copy are built side by side, cell by cell.
-  std::string h = "<table><caption>" + caption_html + "</caption>\n<tr>";
+  // Appended piece by piece: GCC 12 at -O3 flags `"literal" + std::string&&` with a false
+  // -Wrestrict (GCC bug 105329), and this is cheaper anyway.
+  std::string h = "<table><caption>";
+  h.append(caption_html).append("</caption>\n<tr>");
   std::string csv;
   for (std::size_t i = 0; i < head.size(); ++i) {
-    h += "<th>" + html_escape(head[i]) + "</th>";
-    csv += (i ? "," : "") + csv_cell(head[i]);
+    h.append("<th>").append(html_escape(head[i])).append("</th>");
+    csv.append(i ? "," : "").append(csv_cell(head[i]));
   }
   h += "</tr>\n";
   csv += "\n";
   for (const auto& r : rows) {
     h += "<tr>";
     for (std::size_t i = 0; i < r.size(); ++i) {
-      // Appended piece by piece: GCC 12 at -O3 flags `"literal" + std::string&&` with a false
-      // -Wrestrict (GCC bug 105329), and this is cheaper anyway.
       h.append("<td>").append(html_escape(r[i])).append("</td>");
       csv.append(i ? "," : "").append(csv_cell(r[i]));
     }

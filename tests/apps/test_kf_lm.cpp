@@ -131,6 +131,31 @@ TEST(KfLm, WordTokenizerSummaryMatchesTheSavedModel) {
   fs::remove_all(dir);
 }
 
+// --vocab N keeps the N - 1 most frequent word pieces (and <unk>): the saved tokenizer is the one
+// the library builds with that limit; a limit below 2 is refused before any work.
+TEST(KfLm, VocabLimitsTheWordTokenizer) {
+  const fs::path dir = fs::temp_directory_path() / ("kf_lm_vocab_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string d = dir.string(),
+                    corpus = std::string(KF_FIXTURES_DIR).append("/memorize_1k.txt");
+  auto r = run_kf("train lm --tokenizer word --vocab 20 --corpus " + corpus +
+                  " --iters 2 --val-fraction 0.25 --save " + d + "/lm.safetensors --quiet");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto tok =
+      text::tokenizer::from_metadata(model::checkpoint_load(d + "/lm.safetensors").metadata);
+  const std::string text = io::read_file(corpus);
+  const auto cut = static_cast<std::size_t>(double(text.size()) * (1.0 - 0.25));
+  const auto fresh = text::tokenizer::train(text::tokenizer_kind::word, text.substr(0, cut), 2, 20);
+  ASSERT_EQ(tok.size(), 20);
+  for (index i = 0; i < tok.size(); ++i) EXPECT_EQ(tok.piece(i), fresh.piece(i));
+  r = run_kf("train lm --tokenizer word --vocab 1 --iters 2 --corpus " + corpus + " --save " + d +
+             "/bad.safetensors");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("--vocab 1: expected 2 to 1,000,000"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(d + "/bad.safetensors"));
+  fs::remove_all(dir);
+}
+
 // An untrained checkpoint with a character tokenizer (ENCODER_LAYERS > 0: encoder-decoder whose
 // encoder reads SRC_VOCAB pieces; 0: the tokenizer's).
 std::string write_token_model(const std::string& path, index encoder_layers, index src_vocab = 0) {

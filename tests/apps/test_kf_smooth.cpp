@@ -2,6 +2,8 @@
 // kind of bad input: one clear line, a non-zero exit, nothing written.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -326,6 +328,58 @@ TEST_F(KfSmoothNumbers, KnnUniformAndDistanceWeights) {
 
 // Two columns, a gcv bandwidth per column: kf writes what the library computes on the same data,
 // to the last bit (the 2-D brute force is the library's own test's business).
+// --k cv: the summary and the printout give the k chosen, the minimizer of the leave-one-out
+// error of the uniform k-nearest-neighbor mean summed here over every k in 1..k-max.
+TEST_F(KfSmooth, KnnCrossValidatedKIsTheOneReported) {
+  std::vector<double> t, y;
+  std::string csv = "t,y\n";
+  for (int i = 0; i < 80; ++i) {  // irregular spacing: no two distances tie
+    t.push_back(0.1 * i + 0.03 * std::sin(1.7 * i * i));
+    y.push_back(std::sin(t.back()) + 0.3 * std::sin(13.1 * i));
+    csv += fmt::format("{:.17g},{:.17g}\n", t.back(), y.back());
+  }
+  io::write_file_atomic(p("knn.csv"), csv);
+  const auto r = run_kf("smooth " + p("knn.csv") +
+                        " --x t --method knn --k cv --k-max 20 --summary " + p("s.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  index best = 0;
+  double best_err = INFINITY;
+  for (index k = 1; k <= 20; ++k) {
+    double err = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      std::vector<std::pair<double, double>> by_distance;
+      for (std::size_t j = 0; j < t.size(); ++j)
+        if (j != i) by_distance.emplace_back(std::abs(t[i] - t[j]), y[j]);
+      std::sort(by_distance.begin(), by_distance.end());
+      double mean = 0;
+      for (index m = 0; m < k; ++m) mean += by_distance[static_cast<std::size_t>(m)].second;
+      err += (y[i] - mean / double(k)) * (y[i] - mean / double(k));
+    }
+    if (err < best_err) best_err = err, best = k;
+  }
+  const auto js = nlohmann::json::parse(io::read_file(p("s.json")));
+  EXPECT_EQ(js["k"].get<index>(), best);
+  EXPECT_NEAR(js["criterion_value"].get<double>(), best_err / double(t.size()), 1e-9);
+  // At that k, the fit at a training point averages it with its k − 1 nearest others (W_ii =
+  // 1/k, df = n/k): the summary's GCV and AICc from those sums, written out here.
+  double rss = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    std::vector<std::pair<double, double>> by_distance;
+    for (std::size_t j = 0; j < t.size(); ++j)
+      if (j != i) by_distance.emplace_back(std::abs(t[i] - t[j]), y[j]);
+    std::sort(by_distance.begin(), by_distance.end());
+    double sum = y[i];
+    for (index m = 0; m + 1 < best; ++m) sum += by_distance[static_cast<std::size_t>(m)].second;
+    rss += (y[i] - sum / double(best)) * (y[i] - sum / double(best));
+  }
+  const double n = double(t.size()), df = n / double(best);
+  EXPECT_NEAR(js["df"].get<double>(), df, 1e-9);
+  EXPECT_NEAR(js["gcv"].get<double>(), (rss / n) / ((1 - df / n) * (1 - df / n)), 1e-9);
+  EXPECT_NEAR(js["aicc"].get<double>(), std::log(rss / n) + 1 + 2 * (df + 1) / (n - df - 2), 1e-9);
+  EXPECT_NE(r.output.find(fmt::format("k = {} (leave-one-out CV)", best)), std::string::npos)
+      << r.output;
+}
+
 TEST_F(KfSmoothNumbers, TwoColumnsEqualTheLibraryCall) {
   const auto r =
       run_kf("smooth " + p("data.csv") + " --x t,z --y signal --bandwidth gcv --grid 6 " +

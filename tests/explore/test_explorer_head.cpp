@@ -82,6 +82,46 @@ TEST(ExplorerHead, DataFitGradientMatchesCentralDifferences) {
   check(p.wv, grad.wv, "w_v");
 }
 
+// The data head's loss, written out: φ(x) = [sin w1 t, cos w1 t, sin w2 t, cos w2 t] (t = x − lo,
+// w1 = π/2R, w2 = π/R), q = φ W_q, k = φ W_k, v = [φ, y, 1]·w_v, softmax of q·k/√d over j ≠ i: a
+// head that could see its own y (a dropped mask) would not give this number.
+TEST(ExplorerHead, DataLossIsTheLeaveOneOutErrorWrittenOut) {
+  const double lo = 1, hi = 4, pi = 3.141592653589793;
+  const std::vector<double> x = {1.0, 1.3, 1.9, 2.2, 2.8, 3.1, 3.5, 4.0},
+                            y = {0.3, -0.5, 1.1, 0.2, -0.8, 0.9, 0.4, -0.1};
+  attention_fit_params p;
+  p.wq = matrix<double>(4, 2, {0.9, -0.4, 0.3, 1.2, -0.7, 0.5, 0.2, -1.1});
+  p.wk = matrix<double>(4, 2, {-0.6, 0.8, 1.0, 0.1, 0.4, -0.9, -0.3, 0.7});
+  p.wv = {0.2, -0.3, 0.5, 0.1, 0.8, -0.2};
+  const auto phi = [&](double v) {
+    const double t = v - lo, w1 = pi / (2 * (hi - lo)), w2 = pi / (hi - lo);
+    return std::vector<double>{std::sin(w1 * t), std::cos(w1 * t), std::sin(w2 * t),
+                               std::cos(w2 * t)};
+  };
+  const auto project = [&](const std::vector<double>& f, const matrix<double>& w, index c) {
+    double s = 0;
+    for (index r = 0; r < 4; ++r) s += f[static_cast<std::size_t>(r)] * w(r, c);
+    return s;
+  };
+  double mse = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto fi = phi(x[i]);
+    double z = 0, zv = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      if (j == i) continue;
+      const auto fj = phi(x[j]);
+      double score = 0;
+      for (index c = 0; c < 2; ++c) score += project(fi, p.wq, c) * project(fj, p.wk, c);
+      double v = p.wv[4] * y[j] + p.wv[5];
+      for (std::size_t c = 0; c < 4; ++c) v += p.wv[c] * fj[c];
+      const double w = std::exp(score / std::sqrt(2.0));
+      z += w, zv += w * v;
+    }
+    mse += (zv / z - y[i]) * (zv / z - y[i]) / double(x.size());
+  }
+  EXPECT_NEAR(attention_fit_loss(p, x, y, lo, hi, nullptr), mse, 1e-12);
+}
+
 TEST(ExplorerHead, DataHeadTrainingLowersTheLeaveOneOutError) {
   auto r = sin_request("data");
   r.noise = 0.3;

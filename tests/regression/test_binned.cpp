@@ -74,6 +74,14 @@ TEST(Binned, PredictionsMatchExactWithinOneMillionthOfTheRange) {
         const auto cr = regression_criteria(exact, d.x.cview(), d.y);
         EXPECT_NEAR(cf.loo_cv, cr.loo_cv, 1e-5 * cr.loo_cv);
         EXPECT_NEAR(cf.df, cr.df, 1e-4 * cr.df);
+        EXPECT_NEAR(cf.rss, cr.rss, 1e-5 * cr.rss);
+        EXPECT_NEAR(cf.gcv, cr.gcv, 1e-4 * cr.gcv);
+        EXPECT_NEAR(cf.aicc, cr.aicc, 1e-4 * (1 + std::abs(cr.aicc)));
+        // GCV and AICc as their formulas give them from rss and df (written out here).
+        const double n = double(d.y.size());
+        EXPECT_NEAR(cf.gcv, (cf.rss / n) / ((1 - cf.df / n) * (1 - cf.df / n)), 1e-12 * cf.gcv);
+        EXPECT_NEAR(cf.aicc, std::log(cf.rss / n) + 1 + 2 * (cf.df + 1) / (n - cf.df - 2),
+                    1e-12 * (1 + std::abs(cf.aicc)));
       }
 }
 
@@ -247,6 +255,9 @@ TEST(Binned2d, NadarayaWatsonMatchesExact) {
     const auto cr = regression_criteria(exact, x.cview(), y);
     EXPECT_NEAR(cf.loo_cv, cr.loo_cv, 2e-3 * cr.loo_cv);
     EXPECT_NEAR(cf.df, cr.df, 2e-3 * cr.df);
+    EXPECT_NEAR(cf.rss, cr.rss, 2e-3 * cr.rss);
+    EXPECT_NEAR(cf.gcv, cr.gcv, 2e-3 * cr.gcv);
+    EXPECT_NEAR(cf.aicc, cr.aicc, 2e-3 * (1 + std::abs(cr.aicc)));
   }
 }
 

@@ -127,5 +127,10 @@ struct criterion_values {
 };
 criterion_values regression_criteria(const regression_spec& spec, const_matrix_view<double> x,
                                      std::span<const double> y);
+// The criteria from the sums every route accumulates over n points: the residual sum of squares,
+// df = tr(W) and loo = Σ (r_i / (1 − W_ii))². loo_cv = loo / n, GCV = (rss/n) / (1 − df/n)²,
+// AICc = log(rss/n) + 1 + 2(df + 1)/(n − df − 2) (Hurvich, Simonoff and Tsai 1998); +inf where a
+// denominator is not positive. The one place these formulas are written.
+criterion_values criteria_from_sums(double rss, double df, double loo, index n);
 
 }  // namespace kf

@@ -22,7 +22,8 @@ namespace kf::viz {
 // Text as HTML: & < > " escaped (safe inside elements and double-quoted attributes).
 std::string html_escape(std::string_view text);
 
-// One CSV field: quoted (with "" for ") when it holds a comma, a quote or a line break.
+// One CSV field: quoted (with "" for ") when it holds a comma, a quote or a line break, or
+// starts or ends with a space.
 std::string csv_cell(std::string_view text);
 
 // v with `digits` significant digits ("{:.{digits}g}"); NaN is "—" (a number that could not be
