@@ -1,5 +1,5 @@
 // A token model checkpoint with its tokenizer, as kf sample, kf attention, kf inspect and kf
-// predict load it (load_lm: cmd_lm.cpp), and its input for kf attention and kf inspect
+// predict load it (load_lm: cmd_sample.cpp), and its input for kf attention and kf inspect
 // (lm_input_read: lm_inputs.cpp).
 #pragma once
 
