@@ -268,6 +268,43 @@ TEST(SmoothFeatures, RandomFeaturesApproximateTheirExactKernels) {
   EXPECT_LT(r2048, r64);
 }
 
+TEST(SmoothFeatures, RandomFeatureWeightsApproachTheKernelWrittenOut) {
+  // The implied weights (v = the identity, so row i of the output is row i of the weights) at
+  // many features against e^{q·k/T} / Σ and e^{−|q−k|²/(2h²)} / Σ computed here in plain loops,
+  // not through exp_dot or gaussian. At r = 16,384 the Monte Carlo error is ~r^{−1/2}: the
+  // largest weight error is a few percent of the largest weight.
+  const index n = 6, m = 24, d = 4;
+  const auto q = random_matrix<double>(n, d, 51, -0.6, 0.6),
+             k = random_matrix<double>(m, d, 52, -0.6, 0.6);
+  matrix<double> eye(m, m);
+  for (index j = 0; j < m; ++j) eye(j, j) = 1;
+  const double temperature = 2.0, h = 1.2;  // favor's default T = √d = 2
+  auto written_out = [&](index i, index j, bool favor) {
+    double dot = 0, sq = 0;
+    for (index c = 0; c < d; ++c) {
+      dot += q(i, c) * k(j, c);
+      sq += (q(i, c) - k(j, c)) * (q(i, c) - k(j, c));
+    }
+    return favor ? std::exp(dot / temperature) : std::exp(-sq / (2 * h * h));
+  };
+  for (const bool favor : {true, false}) {
+    SCOPED_TRACE(favor ? "favor" : "rff");
+    matrix<double> w(n, m);
+    smooth_forward<double>(
+        w.view(), {}, q.cview(), k.cview(), eye.cview(),
+        kernel_parse(favor ? "favor:features=16384,seed=9" : "rff:h=1.2,features=16384,seed=9"),
+        mask::none());
+    for (index i = 0; i < n; ++i) {
+      double sum = 0, largest = 0;
+      for (index j = 0; j < m; ++j) sum += written_out(i, j, favor);
+      for (index j = 0; j < m; ++j) largest = std::max(largest, written_out(i, j, favor) / sum);
+      for (index j = 0; j < m; ++j)
+        EXPECT_NEAR(w(i, j), written_out(i, j, favor) / sum, 0.05 * largest)
+            << "row " << i << " key " << j;
+    }
+  }
+}
+
 TEST(SmoothFeatures, SameResultOnAnyThreadCount) {
   const auto q = random_matrix<float>(1000, 8, 1), k = random_matrix<float>(3000, 8, 2);
   const auto v = random_matrix<float>(3000, 4, 3);

@@ -1,5 +1,6 @@
 // kf attend — run the smoothing primitive on arrays from files.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <memory>

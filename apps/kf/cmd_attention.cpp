@@ -2,6 +2,7 @@
 // of the decoder's self-attention (--out, --csv) or one bertviz-style HTML page of every site,
 // layer and head (--html, viz/attention_html.hpp).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <filesystem>
 #include <memory>

@@ -2,6 +2,7 @@
 // smoother with one-hot labels), bandwidth or k by leave-one-out log-loss or accuracy, a
 // confusion matrix, per-row LOO probabilities, a decision-region plot for 2-D x.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>

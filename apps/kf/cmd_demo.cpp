@@ -3,6 +3,7 @@
 // attention on lifted features, all through the one primitive (computed by demo::seed001 in
 // explore/demos.hpp, the same numbers as kf report's seed-001 section).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <filesystem>

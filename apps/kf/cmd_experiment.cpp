@@ -4,6 +4,7 @@
 // cmd_experiment_lm.cpp.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,7 @@
 // kf experiment lm — the same language model, budget and batches with each attention kernel:
 // validation loss, perplexity, training loss and speed in one table.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>

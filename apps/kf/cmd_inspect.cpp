@@ -1,6 +1,7 @@
 // kf inspect — a checkpoint's architecture, parameter count, and every attention head read as a
 // kernel smoother (head-as-kernel fit, effective degrees of freedom tr W) on one input.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <memory>

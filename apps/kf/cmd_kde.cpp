@@ -1,5 +1,6 @@
 // kf kde — kernel density estimation from a CSV column (or built-in data).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <memory>

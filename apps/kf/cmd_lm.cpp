@@ -1,6 +1,7 @@
 // kf train lm — a small decoder-only language model (seed 000's next-word predictor) on
 // Debian's fortunes or any text, checkpoints that resume exactly, data-parallel under mpirun.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>

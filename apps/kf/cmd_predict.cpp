@@ -2,6 +2,7 @@
 // regressor on a batch of windows, or a seq2seq model (kf train seq2seq) decoding sources
 // greedily.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <memory>

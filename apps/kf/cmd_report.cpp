@@ -8,6 +8,7 @@
 // This file: the options, the checkpoints' folder, and the sections in order (report_*.cpp draw
 // them; explore/demos.hpp and explore/trained_demos.hpp compute them; viz/report.hpp writes).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,7 @@
 // kf sample — text from a trained language model, streamed token by token through the cached
 // route; and load_lm (lm_load.hpp), which kf sample, kf attention, kf inspect and kf predict share.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,7 @@
 // kf train seq2seq — an encoder-decoder over characters (model/seq2seq.hpp) on a built-in task
 // or a user's pairs; and kf predict's route for its checkpoints (greedy decoding).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>

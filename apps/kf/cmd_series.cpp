@@ -1,6 +1,7 @@
 // kf train series — seed 003's sequence regressor on any numeric series from a CSV file, beside
 // the Nadaraya–Watson forecaster and a seasonal-naive baseline (model/series_experiment.hpp).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <memory>
 #include <nlohmann/json.hpp>

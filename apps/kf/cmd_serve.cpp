@@ -8,6 +8,7 @@
 #include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <atomic>
 #include <condition_variable>

@@ -1,6 +1,7 @@
 // kf smooth — nonparametric regression from a CSV file (or built-in data): NW, local-linear or
 // KNN, bandwidth by rule or criterion, fit + standard error on a grid, summary JSON, plots.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <memory>
@@ -68,7 +69,17 @@ regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) 
   std::vector<double> fixed;
   crit = parse_bandwidth(o.bandwidth, bandwidth_for::regression, fixed);
   spec.bandwidth = fixed;
-  spec.kernel = parse_distance_kernel(o.kernel, "regression");
+  spec.kernel = parse_distance_kernel(o.kernel, "regression", true);
+  if (const auto* rff = std::get_if<kernel_rff>(&spec.kernel); rff && rff->features > 8192)
+    throw user_error(fmt::format(
+        "--kernel {}: features={} is above 8192 (the confidence band keeps r^2 numbers)",
+        o.kernel.substr(0, 60), rff->features));
+  if (std::holds_alternative<kernel_rff>(spec.kernel) && spec.method != regression_method::nw)
+    throw user_error(fmt::format(
+        "--kernel rff: --method {} is refused ({}); rff takes --method nw", o.method,
+        spec.method == regression_method::knn ? "knn has no kernel"
+                                              : "the signed weights of far points, times (x_j - "
+                                                "x)^2, swamp the local second moment"));
   spec.knn_distance_weights = parse_knn_distance_weights(o.knn_weights);
   spec.k = parse_k(o.k);
   if (o.k_max < 1) throw user_error("--k-max must be at least 1");
@@ -184,7 +195,8 @@ void add_smooth(CLI::App& app) {
   sub->add_option("--method", o->method, "nw | local-linear | knn")->capture_default_str();
   sub->add_option("--kernel", o->kernel,
                   "distance kernel: gaussian, epanechnikov, biweight, triweight, tricube, cosine, "
-                  "boxcar, laplacian, cauchy, …")
+                  "boxcar, laplacian, cauchy, …, or rff[:features=R,seed=S] (random Fourier "
+                  "features ~ gaussian, O(n·r))")
       ->capture_default_str();
   sub->add_option("--bandwidth", o->bandwidth,
                   "silverman | scott | cv (leave-one-out) | gcv | aic (AICc) | NUMBER[,NUMBER…]")
@@ -220,6 +232,7 @@ void add_smooth(CLI::App& app) {
       "  kf smooth data.csv --x a,b --y z --bandwidth gcv --summary s.json --out fit.csv\n"
       "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"
       "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
+      "  kf smooth data.csv --kernel rff:features=512 --bandwidth cv  # ~ gaussian, linear time\n"
       "  mpirun -np 4 kf smooth big.csv --x t --y v --out fit.csv  # points over 4 ranks\n"
       "Routes (the summary names the one taken): 1-D nw/local-linear from 5000 points are\n"
       "binned (linear binning + FFT, every kernel but the boxcar; within 1e-4 of the range of y,\n"
@@ -228,13 +241,15 @@ void add_smooth(CLI::App& app) {
       "k-d tree. Compact kernels elsewhere (2-column local-linear, 3+ columns, --exact) are exact\n"
       "through a k-d tree over each support (slow at 10^6 points, silverman: 3-D nw ~20-30 s,\n"
       "3-D local-linear ~40-45 s, 2-column nw --exact ~1.5-2 min); other kernels sum all pairs:\n"
-      "slow beyond ~10^5 points. On a terminal every step that takes over a second (reading,\n"
+      "slow beyond ~10^5 points. rff takes the primitive's feature-map route (O(n·r) a fit,\n"
+      "O(n·r^2) for the band: ~gaussian within ~r^-1/2 of its weights; nw only). On a terminal "
+      "every step that takes over a second (reading,\n"
       "binning, transforms, exact sums, neighbor queries, the search) shows a bar with ETA.\n"
       "Under mpirun every rank reads the data: binned grids are binned in blocks and summed,\n"
       "all-pairs criteria are summed over blocks of the points, predictions merged over blocks\n"
       "of the keys; rank 0 writes (equal to one process to 1e-12). Refused there: --method knn,\n"
       "--loo, compact kernels on the sorted-window (1-D exact) and k-d tree (2+ columns) routes,\n"
-      "2-column nw on the binned 2-D route.");
+      "2-column nw on the binned 2-D route, rff.");
   sub->callback([o] { run(*o); });
 }
 

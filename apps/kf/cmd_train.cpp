@@ -1,6 +1,7 @@
 // kf train periodic — seed 003's experiment: train the encoder on one periodic function and
 // forecast 200 steps by rollout (../shared/docs/periodic-protocol.md).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>

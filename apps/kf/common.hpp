@@ -4,8 +4,6 @@
 
 #include <chrono>
 
-#include <CLI/CLI.hpp>
-
 #include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -21,6 +19,12 @@
 #include "kernelformer/progress.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
 #include "kernelformer/tensor.hpp"
+
+// CLI11 is included by the files that declare options (cmd_*.cpp, main.cpp) only: under the
+// sanitizers every file that includes it spends ~10 s compiling its inline functions.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace kf::cli {
 

@@ -70,17 +70,18 @@ bool parse_knn_distance_weights(const std::string& text) {
   return text == "distance";
 }
 
-any_kernel parse_distance_kernel(const std::string& text, const std::string& task) {
+any_kernel parse_distance_kernel(const std::string& text, const std::string& task, bool allow_rff) {
   kernel_spec ks;
   try {
     ks = kernel_parse(text);
   } catch (const std::invalid_argument& e) {
     throw user_error(std::string("--kernel: ") + e.what());
   }
-  if (ks.is_product() || kernel_arg_of(ks.first) != kernel_arg::sqdist)
+  const bool rff = std::holds_alternative<kernel_rff>(ks.first);
+  if (ks.is_product() || (kernel_arg_of(ks.first) != kernel_arg::sqdist && !(allow_rff && rff)))
     throw user_error(fmt::format(
-        "--kernel {}: {} needs a single distance kernel (gaussian, epanechnikov, tricube, …)",
-        text.substr(0, 60), task));
+        "--kernel {}: {} needs a single distance kernel (gaussian, epanechnikov, tricube, …{})",
+        text.substr(0, 60), task, allow_rff ? ", or rff" : ""));
   return ks.first;
 }
 

@@ -26,8 +26,10 @@ bandwidth_criterion parse_bandwidth(const std::string& text, bandwidth_for use,
 index parse_k(const std::string& text);
 // --knn-weights uniform | distance (true: inverse-distance weights).
 bool parse_knn_distance_weights(const std::string& text);
-// One distance kernel (gaussian, epanechnikov, …); `task` names the use in the error.
-any_kernel parse_distance_kernel(const std::string& text, const std::string& task);
+// One distance kernel (gaussian, epanechnikov, …), or rff where allow_rff (nw and local linear:
+// regression_kernel_supported); `task` names the use in the error.
+any_kernel parse_distance_kernel(const std::string& text, const std::string& task,
+                                 bool allow_rff = false);
 
 // The files a fit writes (empty: not asked for); every one is checked by require_fit_outputs.
 struct fit_outputs {

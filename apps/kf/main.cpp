@@ -1,6 +1,7 @@
 // kf — the kernelformer command line. One subcommand per file (cmd_*.cpp); errors are one line
 // on stderr and a non-zero exit (1: bad input or failure, 2: bad command line).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <malloc.h>
 

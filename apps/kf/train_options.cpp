@@ -1,6 +1,7 @@
 #include "train_options.hpp"
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 

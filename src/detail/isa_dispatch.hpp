@@ -51,7 +51,20 @@ decltype(auto) visit_inline(Fn&& fn, V& v) {
                            std::make_index_sequence<std::variant_size_v<std::remove_cv_t<V>>>{});
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+// Under AddressSanitizer (the asan preset, the fuzz build) only the build's own instruction set
+// is compiled: the AVX2 and AVX-512 wrappers are the same source compiled for wider registers,
+// so the sanitizer checks every memory access of it once, and the dev suite checks every variant's
+// numbers. Flattened and instrumented three times over, the block loops took minutes per file to
+// compile (src/smooth/topk.cpp: ~4 min at -O1), the CI's longest step.
+#if defined(__SANITIZE_ADDRESS__)
+#define KF_ISA_SINGLE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KF_ISA_SINGLE 1
+#endif
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(KF_ISA_SINGLE)
 // GCC widens the AVX-512 variant's loops to 512 bits only when asked; clang (the fuzz build) has
 // no such target attribute and chooses the width itself.
 #if defined(__clang__)

@@ -241,10 +241,17 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
   return evaluate(spec, x, y, xq, at_training, nullptr);
 }
 
+bool regression_kernel_supported(const any_kernel& k, regression_method method) {
+  return kernel_arg_of(k) == kernel_arg::sqdist ||
+         (std::holds_alternative<kernel_rff>(k) && method == regression_method::nw);
+}
+
 std::string regression_route(const regression_spec& spec, index n, index d) {
   if (spec.method == regression_method::knn)
     return spec.exact ? "exact (all pairs, top-k mask)"
                       : (d == 1 ? "neighbors (sorted, two pointers)" : "neighbors (k-d tree)");
+  if (std::holds_alternative<kernel_rff>(spec.kernel))
+    return "features (random Fourier features, prefix sums: O(n·r))";
   if (use_binned(spec, n, d)) return "binned (linear binning + FFT)";
   if (use_binned2d(spec, n, d)) return "binned 2-D (bilinear binning + FFT)";
   if (d == 1 && detail::sorted_window_supports(spec.kernel))
@@ -261,6 +268,8 @@ std::string regression_shard_refusal(const regression_spec& spec, index n, index
   if (use_binned2d(spec, n, d))
     return "2-column nw takes the 2-D binned route, which is not sharded yet (--exact sums all "
            "pairs over the processes)";
+  if (std::holds_alternative<kernel_rff>(spec.kernel))
+    return "--kernel rff is not sharded: its signed partial sums do not merge in the log domain";
   if (use_binned(spec, n, d)) return "";
   if (d == 1 && detail::sorted_window_supports(spec.kernel))
     return fmt::format(

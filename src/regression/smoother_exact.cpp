@@ -23,8 +23,10 @@
 namespace kf::detail {
 namespace {
 
-// Log of the kernel's own weight at distance 0 (the training point's weight on itself).
+// Log of the kernel's own weight at distance 0 (the training point's weight on itself). For rff
+// it is φ(x)ᵀφ(x) = (2/r) Σ (cos² + sin²) = 1 exactly, whatever the draw.
 double log_self_weight(const any_kernel& k) {
+  if (std::holds_alternative<kernel_rff>(k)) return 0.0;
   return std::visit(
       [](const auto& kk) {
         const double w = kk.template weight<double>(0.0);
@@ -75,8 +77,30 @@ void merge_over_shards(all_pairs_sums& ps, const data_shard& shard) {
   }
 }
 
+// Σ p² v for the columns the standard error reads — [1] (nw) or [1, x, x xᵀ] (local linear,
+// contiguous in v from column 2) — into ps.out_sq's rows from q0: a feature map's squared
+// weights keep r² numbers per value column (smooth_forward_sq), so the others are not formed.
+void feature_sq_columns(all_pairs_sums& ps, const matrix<double>& v, index q0,
+                        const_matrix_view<double> xq, const_matrix_view<double> keys, bool ll,
+                        const smooth_options& opt) {
+  const index width = ll ? ps.cxy - ps.cx : 0, ns = 1 + width;
+  matrix<double> vs(v.rows(), ns), o(xq.rows, ns), osq(xq.rows, ns);
+  for (index j = 0; j < v.rows(); ++j) {
+    vs(j, 0) = v(j, 0);
+    for (index c = 0; c < width; ++c) vs(j, 1 + c) = v(j, ps.cx + c);
+  }
+  smooth_forward_sq<double>(o.view(), osq.view(), {}, xq, keys, vs.cview(), ps.kern, mask::none(),
+                            opt);
+  for (index i = 0; i < xq.rows; ++i) {
+    ps.out_sq(q0 + i, 0) = osq(i, 0);
+    for (index c = 0; c < width; ++c) ps.out_sq(q0 + i, ps.cx + c) = osq(i, 1 + c);
+  }
+}
+
+// want_sq = false leaves out_sq at 0 (a feature map's Σ p² costs O(n·r²); criteria need none).
 all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<double> x,
-                              std::span<const double> y, const_matrix_view<double> xq) {
+                              std::span<const double> y, const_matrix_view<double> xq,
+                              bool want_sq) {
   const index n = x.rows, d = x.cols, nq = xq.rows;
   all_pairs_sums ps;
   kernel_spec& kern = ps.kern;
@@ -90,10 +114,14 @@ all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<dou
                                      : kernel_spec(kernel_uniform{});
     msk = mask::none().topk(spec.k, topk_rank::distance);
   } else {
-    if (kernel_arg_of(spec.kernel) != kernel_arg::sqdist)
+    if (!regression_kernel_supported(spec.kernel, spec.method))
       throw std::invalid_argument(
-          fmt::format("regression needs a distance kernel (gaussian, epanechnikov, …), not {}",
-                      kernel_name(spec.kernel)));
+          std::holds_alternative<kernel_rff>(spec.kernel)
+              ? std::string("local-linear with rff is refused: the signed weights of far points, "
+                            "times (x_j - x)^2, swamp the local second moment (use nw)")
+              : fmt::format("regression needs a distance kernel (gaussian, epanechnikov, …) or "
+                            "rff (nw), not {}",
+                            kernel_name(spec.kernel)));
     const auto h = regression_bandwidths(spec, d);
     any_kernel k = spec.kernel;
     if (d == 1) {
@@ -140,15 +168,26 @@ all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<dou
   ps.lse.resize(static_cast<std::size_t>(nq));
   // Each query row's sums are independent of the others', so a long call (over ~2·10^8 pairs)
   // runs in blocks of query rows, reporting progress between them; the results are the same.
+  // A feature map (rff) is one pass over the keys whatever nq: never in blocks.
+  const bool features = kernel_is_feature_map(kern.first);
   const index rows_per_block =
-      double(nq) * double(b.size()) > 2e8 ? std::max<index>(1024, (nq + 63) / 64) : nq;
+      double(nq) * double(b.size()) > 2e8 && !features ? std::max<index>(1024, (nq + 63) / 64) : nq;
   progress_step step(fmt::format("exact sums over all pairs ({} x {})", nq, b.size()), nq);
   for (index q0 = 0; q0 < nq; q0 += rows_per_block) {
     const index m = std::min(rows_per_block, nq - q0);
     std::span<double> lse_block(ps.lse.data() + q0, static_cast<std::size_t>(m));
-    smooth_forward_sq<double>(
-        ps.out.view().block(q0, 0, m, nv), ps.out_sq.view().block(q0, 0, m, nv), lse_block,
-        xq.block(q0, 0, m, d), x.block(b.lo, 0, b.size(), d), v.cview(), kern, msk, opt);
+    if (want_sq && features) {
+      smooth_forward<double>(ps.out.view().block(q0, 0, m, nv), lse_block, xq.block(q0, 0, m, d),
+                             x.block(b.lo, 0, b.size(), d), v.cview(), kern, msk, opt);
+      feature_sq_columns(ps, v, q0, xq.block(q0, 0, m, d), x.block(b.lo, 0, b.size(), d), ll, opt);
+    } else if (want_sq) {
+      smooth_forward_sq<double>(
+          ps.out.view().block(q0, 0, m, nv), ps.out_sq.view().block(q0, 0, m, nv), lse_block,
+          xq.block(q0, 0, m, d), x.block(b.lo, 0, b.size(), d), v.cview(), kern, msk, opt);
+    } else {
+      smooth_forward<double>(ps.out.view().block(q0, 0, m, nv), lse_block, xq.block(q0, 0, m, d),
+                             x.block(b.lo, 0, b.size(), d), v.cview(), kern, msk, opt);
+    }
     step.set(q0 + m);
   }
   if (spec.shard.active()) merge_over_shards(ps, spec.shard);
@@ -161,7 +200,8 @@ regression_eval evaluate_all_pairs(const regression_spec& spec, const_matrix_vie
                                    std::span<const double> y, const_matrix_view<double> xq,
                                    bool at_training) {
   const index d = x.cols, nq = xq.rows;
-  const all_pairs_sums ps = primitive_sums(spec, x, y, xq);
+  const bool features = std::holds_alternative<kernel_rff>(spec.kernel);
+  const all_pairs_sums ps = primitive_sums(spec, x, y, xq, !(at_training && features));
   const matrix<double>& out = ps.out;
   const matrix<double>& out_sq = ps.out_sq;
   const std::vector<double>& lse = ps.lse;

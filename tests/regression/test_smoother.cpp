@@ -10,6 +10,7 @@
 
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/regression/smoother.hpp"
+#include "kernelformer/smooth.hpp"
 #include "test_util.hpp"
 
 namespace kf {
@@ -212,9 +213,47 @@ TEST(RegressionFit, StandardErrorsAndUndefinedPoints) {
   EXPECT_EQ(p.se[1], 0.0);
 }
 
+// Explicit weights in plain loops, gaussian kernel of bandwidth h: NW ℓ_j = K_j / Σ K, local
+// linear ℓ = e₁ᵀ (XᵀWX)⁻¹ XᵀW with X = [1, x_j − x] (a 1-D x).
+std::vector<double> brute_weights(const matrix<double>& x, double at, double h,
+                                  regression_method method) {
+  const index n = x.rows();
+  std::vector<double> k(static_cast<std::size_t>(n)), l(k.size());
+  double s0 = 0, s1 = 0, s2 = 0;
+  for (index j = 0; j < n; ++j) {
+    const double u = x(j, 0) - at, kj = std::exp(-0.5 * u * u / (h * h));
+    k[static_cast<std::size_t>(j)] = kj;
+    s0 += kj, s1 += kj * u, s2 += kj * u * u;
+  }
+  for (index j = 0; j < n; ++j) {
+    const double u = x(j, 0) - at, kj = k[static_cast<std::size_t>(j)];
+    l[static_cast<std::size_t>(j)] =
+        method == regression_method::nw ? kj / s0 : kj * (s2 - s1 * u) / (s0 * s2 - s1 * s1);
+  }
+  return l;
+}
+
+// The hat matrix's sums from brute_weights: RSS, tr L and Σ (r_i / (1 − L_ii))².
+struct brute_sums {
+  double rss = 0, tr = 0, loo = 0;
+};
+brute_sums brute_hat_sums(const matrix<double>& x, const matrix<double>& y, double h,
+                          regression_method method) {
+  brute_sums b;
+  for (index i = 0; i < x.rows(); ++i) {
+    const auto l = brute_weights(x, x(i, 0), h, method);
+    double f = 0;
+    for (index j = 0; j < x.rows(); ++j) f += l[static_cast<std::size_t>(j)] * y(j, 0);
+    const double r = y(i, 0) - f, lii = l[static_cast<std::size_t>(i)];
+    b.rss += r * r;
+    b.tr += lii;
+    b.loo += (r / (1 - lii)) * (r / (1 - lii));
+  }
+  return b;
+}
+
 TEST(RegressionFit, StandardErrorsEqualBruteForceSigmaTimesNormOfTheWeights) {
-  // se(x) = σ̂·√Σ_j ℓ_j(x)², ℓ from explicit weights in plain loops: NW ℓ_j = K_j / Σ K, local
-  // linear ℓ = e₁ᵀ (XᵀWX)⁻¹ XᵀW with X = [1, x_j − x]; σ̂² = RSS / (n − tr L).
+  // se(x) = σ̂·√Σ_j ℓ_j(x)², σ̂² = RSS / (n − tr L), all from brute_weights.
   const auto x = fixture("reg_x"), y = fixture("reg_y");
   const index n = x.rows();
   const matrix<double> q(4, 1, {0.5, 3.3, 7.1, 9.9});
@@ -222,38 +261,63 @@ TEST(RegressionFit, StandardErrorsEqualBruteForceSigmaTimesNormOfTheWeights) {
     const double h = 0.6;
     const auto fit =
         regression_fit_data(spec_of(method, h), x.cview(), y.values(), bandwidth_criterion::fixed);
-    auto weights = [&](double at) {
-      std::vector<double> k(static_cast<std::size_t>(n)), l(k.size());
-      double s0 = 0, s1 = 0, s2 = 0;
-      for (index j = 0; j < n; ++j) {
-        const double u = x(j, 0) - at, kj = std::exp(-0.5 * u * u / (h * h));
-        k[static_cast<std::size_t>(j)] = kj;
-        s0 += kj, s1 += kj * u, s2 += kj * u * u;
-      }
-      for (index j = 0; j < n; ++j) {
-        const double u = x(j, 0) - at, kj = k[static_cast<std::size_t>(j)];
-        l[static_cast<std::size_t>(j)] =
-            method == regression_method::nw ? kj / s0 : kj * (s2 - s1 * u) / (s0 * s2 - s1 * s1);
-      }
-      return l;
-    };
-    double rss = 0, tr = 0;
-    for (index i = 0; i < n; ++i) {
-      const auto l = weights(x(i, 0));
-      double f = 0;
-      for (index j = 0; j < n; ++j) f += l[static_cast<std::size_t>(j)] * y(j, 0);
-      rss += (y(i, 0) - f) * (y(i, 0) - f);
-      tr += l[static_cast<std::size_t>(i)];
-    }
-    const double sigma = std::sqrt(rss / (double(n) - tr));
-    EXPECT_NEAR(fit.df, tr, 1e-10 * tr);
+    const auto b = brute_hat_sums(x, y, h, method);
+    const double sigma = std::sqrt(b.rss / (double(n) - b.tr));
+    EXPECT_NEAR(fit.df, b.tr, 1e-10 * b.tr);
     const auto p = regression_predict(fit, q.cview());
     for (index a = 0; a < q.rows(); ++a) {
       double sum_l2 = 0;
-      for (const double lj : weights(q(a, 0))) sum_l2 += lj * lj;
+      for (const double lj : brute_weights(x, q(a, 0), h, method)) sum_l2 += lj * lj;
       const double se = sigma * std::sqrt(sum_l2);
       EXPECT_NEAR(p.se[static_cast<std::size_t>(a)], se, 1e-10 * se) << "point " << q(a, 0);
     }
+  }
+}
+
+TEST(RegressionFit, TwoDimensionalNwStandardErrorsEqualBruteForce) {
+  // 2-D product gaussian NW: se(x) = σ̂·√(Σ K_j²)/Σ K_j, σ̂² = RSS / (n − Σ_i K_ii / Σ_j K_ij),
+  // in plain loops over every pair (the 80-point fixture: the exact route, not the binned grid).
+  const auto x2 = fixture("reg2_x"), y2 = fixture("reg2_y");
+  const index n = x2.rows();
+  matrix<double> x(n, 2);
+  std::vector<double> y(static_cast<std::size_t>(n));
+  for (index i = 0; i < n; ++i) {
+    x(i, 0) = x2(i, 0), x(i, 1) = x2(i, 1);
+    y[static_cast<std::size_t>(i)] = y2.data()[i];
+  }
+  const double h0 = 0.4, h1 = 0.7;
+  regression_spec s;
+  s.method = regression_method::nw;
+  s.bandwidth = {h0, h1};
+  const auto fit = regression_fit_data(s, x.cview(), y, bandwidth_criterion::fixed);
+  auto kernel_row = [&](double a0, double a1) {
+    std::vector<double> k(static_cast<std::size_t>(n));
+    for (index j = 0; j < n; ++j) {
+      const double u0 = (x(j, 0) - a0) / h0, u1 = (x(j, 1) - a1) / h1;
+      k[static_cast<std::size_t>(j)] = std::exp(-0.5 * (u0 * u0 + u1 * u1));
+    }
+    return k;
+  };
+  double rss = 0, tr = 0;
+  for (index i = 0; i < n; ++i) {
+    const auto k = kernel_row(x(i, 0), x(i, 1));
+    double sk = 0, sky = 0;
+    for (index j = 0; j < n; ++j)
+      sk += k[static_cast<std::size_t>(j)],
+          sky += k[static_cast<std::size_t>(j)] * y[static_cast<std::size_t>(j)];
+    const double r = y[static_cast<std::size_t>(i)] - sky / sk;
+    rss += r * r;
+    tr += k[static_cast<std::size_t>(i)] / sk;
+  }
+  const double sigma = std::sqrt(rss / (double(n) - tr));
+  EXPECT_NEAR(fit.df, tr, 1e-10 * tr);
+  const matrix<double> q(3, 2, {0.1, 0.2, -0.5, 0.4, 1.0, -1.2});
+  const auto p = regression_predict(fit, q.cview());
+  for (index a = 0; a < q.rows(); ++a) {
+    double sk = 0, sk2 = 0;
+    for (const double kj : kernel_row(q(a, 0), q(a, 1))) sk += kj, sk2 += kj * kj;
+    const double se = sigma * std::sqrt(sk2) / sk;
+    EXPECT_NEAR(p.se[static_cast<std::size_t>(a)], se, 1e-10 * se) << "point " << a;
   }
 }
 
@@ -290,16 +354,115 @@ TEST(RegressionFit, EveryCriterionGivesAPositiveBandwidth) {
       }
       // A searched criterion: the reported value is the criterion at the chosen bandwidth, and
       // no worse than at bandwidths 1% either side (a minimum, not just a finite number).
+      // The criteria from the hat matrix in plain loops (brute_hat_sums), with the formulas
+      // written out here: LOO-CV = Σ (r_i/(1 − L_ii))²/n, GCV = (RSS/n)/(1 − tr/n)², AICc =
+      // log(RSS/n) + 1 + 2(tr + 1)/(n − tr − 2) (Hurvich, Simonoff and Tsai 1998).
       const auto at = [&](double hh) {
-        const auto cv = regression_criteria(spec_of(m, hh), x.cview(), y.values());
-        return c == bandwidth_criterion::loo_cv ? cv.loo_cv
-               : c == bandwidth_criterion::gcv  ? cv.gcv
-                                                : cv.aicc;
+        const auto b = brute_hat_sums(x, y, hh, m);
+        const double nn = double(x.rows());
+        return c == bandwidth_criterion::loo_cv ? b.loo / nn
+               : c == bandwidth_criterion::gcv
+                   ? (b.rss / nn) / ((1 - b.tr / nn) * (1 - b.tr / nn))
+                   : std::log(b.rss / nn) + 1 + 2 * (b.tr + 1) / (nn - b.tr - 2);
       };
-      EXPECT_NEAR(fit.criterion_value, at(h), 1e-12 * std::max(1.0, std::abs(at(h))));
+      EXPECT_NEAR(fit.criterion_value, at(h), 1e-10 * std::max(1.0, std::abs(at(h))));
       EXPECT_LE(fit.criterion_value, at(0.99 * h) + 1e-12);
       EXPECT_LE(fit.criterion_value, at(1.01 * h) + 1e-12);
     }
+  }
+}
+
+TEST(RegressionRff, FitApproachesTheGaussianOnTheFeatureRoute) {
+  // NW with rff ≈ NW with the gaussian of the same bandwidth: the largest fit error at five
+  // points, averaged over five draws, falls as the features grow (256 → 4096) and is under 5% of
+  // the range of y at 4096 (one draw can be 2–3× the average).
+  const auto x = fixture("reg_x"), y = fixture("reg_y");
+  const matrix<double> q(5, 1, {0.5, 2.0, 4.5, 7.0, 9.5});
+  const auto [ylo, yhi] = std::minmax_element(y.values().begin(), y.values().end());
+  const auto fg = regression_fit_data(spec_of(regression_method::nw, 0.6), x.cview(), y.values(),
+                                      bandwidth_criterion::fixed);
+  const auto pg = regression_predict(fg, q.cview());
+  auto rff_spec = [](double h, int features, int seed) {
+    regression_spec r = spec_of(regression_method::nw, h);
+    r.kernel = kernel_parse(std::string("rff:features=")
+                                .append(std::to_string(features))
+                                .append(",seed=")
+                                .append(std::to_string(seed)))
+                   .first;
+    return r;
+  };
+  auto mean_error = [&](int features) {
+    double total = 0;
+    for (int seed = 1; seed <= 5; ++seed) {
+      const auto r = rff_spec(0.6, features, seed);
+      EXPECT_NE(regression_route(r, x.rows(), 1).find("features"), std::string::npos);
+      const auto pr = regression_predict(
+          regression_fit_data(r, x.cview(), y.values(), bandwidth_criterion::fixed), q.cview());
+      double worst = 0;
+      for (std::size_t a = 0; a < pr.fit.size(); ++a) {
+        worst = std::max(worst, std::abs(pr.fit[a] - pg.fit[a]));
+        EXPECT_GT(pr.se[a], 0.0);
+      }
+      total += worst / 5;
+    }
+    return total;
+  };
+  const double e256 = mean_error(256), e4096 = mean_error(4096);
+  EXPECT_LT(e4096, 0.05 * (*yhi - *ylo));
+  EXPECT_LT(e4096, 0.7 * e256);
+  // LOO-CV runs on the route (its minimum lies above the gaussian's when the features are few:
+  // the weights' noise, ~r^{−1/2} each, does not shrink with h).
+  const auto cv = regression_fit_data(rff_spec(1.0, 1024, 1), x.cview(), y.values(),
+                                      bandwidth_criterion::loo_cv);
+  EXPECT_GT(cv.spec.bandwidth[0], 0.05);
+  EXPECT_LT(cv.spec.bandwidth[0], 5.0);
+  EXPECT_TRUE(std::isfinite(cv.criterion_value));
+  // Local linear is refused: rff's signed weights on far points, times (x_j − x)², swamp the
+  // local second moment.
+  regression_spec ll = rff_spec(0.6, 256, 1);
+  ll.method = regression_method::local_linear;
+  EXPECT_THROW(regression_fit_data(ll, x.cview(), y.values(), bandwidth_criterion::fixed),
+               std::invalid_argument);
+}
+
+TEST(RegressionRff, CriteriaAndStandardErrorsEqualThePairwiseWeights) {
+  // Few features (far from the gaussian): the route's sums against the weights φ(q)ᵀφ(k_j) / Σ
+  // formed pair by pair by the primitive's reference (v = the identity), with the LOO diagonal,
+  // the criteria and σ̂·√Σℓ² written out here.
+  const auto x = fixture("reg_x"), y = fixture("reg_y");
+  const index n = x.rows();
+  regression_spec r = spec_of(regression_method::nw, 0.8);
+  r.kernel = kernel_parse("rff:features=64,seed=11").first;
+  const matrix<double> q(3, 1, {1.0, 5.0, 8.5});
+  matrix<double> eye(n, n), wt(n, n), wq(q.rows(), n);
+  for (index j = 0; j < n; ++j) eye(j, j) = 1;
+  kernel_spec ks = kernel_parse("rff:h=0.8,features=64,seed=11");
+  reference::smooth_forward<double>(wt.view(), {}, x.cview(), x.cview(), eye.cview(), ks,
+                                    mask::none());
+  reference::smooth_forward<double>(wq.view(), {}, q.cview(), x.cview(), eye.cview(), ks,
+                                    mask::none());
+  double rss = 0, tr = 0, loo = 0;
+  for (index i = 0; i < n; ++i) {
+    double f = 0;
+    for (index j = 0; j < n; ++j) f += wt(i, j) * y(j, 0);
+    const double res = y(i, 0) - f;
+    rss += res * res;
+    tr += wt(i, i);
+    loo += (res / (1 - wt(i, i))) * (res / (1 - wt(i, i)));
+  }
+  const auto c = regression_criteria(r, x.cview(), y.values());
+  EXPECT_NEAR(c.rss, rss, 1e-9 * rss);
+  EXPECT_NEAR(c.df, tr, 1e-9 * tr);
+  EXPECT_NEAR(c.loo_cv, loo / double(n), 1e-9 * loo / double(n));
+  const auto fit = regression_fit_data(r, x.cview(), y.values(), bandwidth_criterion::fixed);
+  const auto p = regression_predict(fit, q.cview());
+  const double sigma = std::sqrt(rss / (double(n) - tr));
+  for (index a = 0; a < q.rows(); ++a) {
+    double f = 0, sum_l2 = 0;
+    for (index j = 0; j < n; ++j) f += wq(a, j) * y(j, 0), sum_l2 += wq(a, j) * wq(a, j);
+    EXPECT_NEAR(p.fit[static_cast<std::size_t>(a)], f, 1e-9);
+    EXPECT_NEAR(p.se[static_cast<std::size_t>(a)], sigma * std::sqrt(sum_l2),
+                1e-9 * sigma * std::sqrt(sum_l2));
   }
 }
 

@@ -35,11 +35,14 @@ enum class regression_method { nw, local_linear, knn };
 
 struct regression_spec {
   regression_method method = regression_method::nw;
-  any_kernel kernel = kernel_gaussian{};  // nw, local_linear: any distance kernel
-  std::vector<double> bandwidth;          // one per column of x, or one for all (nw, ll)
-  index k = 10;                           // knn; 0: choose k by leave-one-out CV in 1..k_max
-  index k_max = 100;                      // knn: the largest k the LOO-CV search tries
-  bool knn_distance_weights = false;      // knn: weights 1/|x − x_j| instead of uniform
+  // nw, local_linear: any distance kernel; nw also rff (random Fourier features ≈ the gaussian
+  // of the same bandwidth: the primitive's feature-map route, O(n·r) per evaluation, its LOO
+  // diagonal exact since φ(x)ᵀφ(x) = 1; Σ ℓ² for the standard errors costs O(n·r²), r ≤ 8192).
+  any_kernel kernel = kernel_gaussian{};
+  std::vector<double> bandwidth;      // one per column of x, or one for all (nw, ll)
+  index k = 10;                       // knn; 0: choose k by leave-one-out CV in 1..k_max
+  index k_max = 100;                  // knn: the largest k the LOO-CV search tries
+  bool knn_distance_weights = false;  // knn: weights 1/|x − x_j| instead of uniform
   // Routes (regression_route names the one taken): 1-D nw/local-linear with n ≥ binned_min_n and
   // any kernel but the boxcar take the binned fast path (regression/binned.hpp: error < 1e-6 of
   // the range of y for the gaussian, < 1e-4 for the others); knn takes the sorted/k-d tree
@@ -74,6 +77,11 @@ struct regression_eval {
 regression_eval regression_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                                     std::span<const double> y, const_matrix_view<double> xq,
                                     bool at_training);
+
+// Whether nw and local-linear take this kernel: the distance kernels, and rff for nw (local
+// linear with rff is refused: the signed weights of far points, times (x_j − x)², swamp the
+// local second moment, and the fit falls back to nw at the edges whatever r).
+bool regression_kernel_supported(const any_kernel& k, regression_method method);
 
 // The route regression_evaluate takes for this spec and data size, in words.
 std::string regression_route(const regression_spec& spec, index n, index d);
