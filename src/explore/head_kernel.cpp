@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <variant>
 
 #include "kernelformer/explore/explorer.hpp"
 #include "kernelformer/masks.hpp"
@@ -20,25 +21,41 @@ const std::vector<std::string>& candidates() {
 }
 
 // Squared error of row p against the normalized profile of kernel k at centre c, bandwidth h.
+// One visit per call, the kernel's weight inlined in the loops (this is kf inspect's inner loop:
+// ~10^9 weights for a small model). Log-domain kernels (gaussian, laplacian, cauchy) are
+// normalized with the row maximum subtracted, so tiny bandwidths never underflow to an empty
+// row; the others use their positive part directly.
 double row_sse(const any_kernel& k0, const double* p, const std::vector<double>& kx, double c,
                double h, std::vector<double>& buf) {
   any_kernel k = k0;
   kernel_set_param(k, h);
-  // Log-weights (the log-domain kernels return log K; the others K, positive part), normalized
-  // with the row maximum subtracted so tiny bandwidths never underflow to an empty row.
-  double mx = -std::numeric_limits<double>::infinity();
-  for (std::size_t j = 0; j < kx.size(); ++j) {
-    const double d = kx[j] - c;
-    buf[j] = kernel_log_weight(k, d * d);
-    mx = std::max(mx, buf[j]);
-  }
-  double z = 0;
-  for (std::size_t j = 0; j < kx.size(); ++j) {
-    buf[j] = std::isfinite(mx) ? std::exp(buf[j] - mx) : 0.0;
-    z += buf[j];
-  }
+  const std::size_t n = kx.size();
+  const double z = std::visit(
+      [&](const auto& kk) {
+        double total = 0;
+        if constexpr (std::decay_t<decltype(kk)>::log_domain) {
+          double mx = -std::numeric_limits<double>::infinity();
+          for (std::size_t j = 0; j < n; ++j) {
+            const double d = kx[j] - c;
+            buf[j] = double(kk.template weight<double>(d * d));
+            mx = std::max(mx, buf[j]);
+          }
+          for (std::size_t j = 0; j < n; ++j) {
+            buf[j] = std::isfinite(mx) ? std::exp(buf[j] - mx) : 0.0;
+            total += buf[j];
+          }
+        } else {
+          for (std::size_t j = 0; j < n; ++j) {
+            const double d = kx[j] - c;
+            buf[j] = std::max(double(kk.template weight<double>(d * d)), 0.0);
+            total += buf[j];
+          }
+        }
+        return total;
+      },
+      k);
   double sse = 0;
-  for (std::size_t j = 0; j < kx.size(); ++j) {
+  for (std::size_t j = 0; j < n; ++j) {
     const double q = z > 0 ? buf[j] / z : 0.0;
     sse += (p[j] - q) * (p[j] - q);
   }
