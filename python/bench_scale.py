@@ -66,6 +66,8 @@ def main():
     ap.add_argument("--kf", default=os.path.join(here, "..", "build", "release", "kf"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="kde,smooth,knn,2d")
+    ap.add_argument("--kde-sizes", default="1000000,10000000",
+                    help="sizes of the KDE Silverman rows (the cv rows run at the largest)")
     a = ap.parse_args()
     if not os.path.exists(a.kf):
         print(f"{a.kf} not found: cmake --preset release && cmake --build --preset release "
@@ -89,7 +91,8 @@ def main():
 
         if "kde" in only:
             from statsmodels.nonparametric.kde import KDEUnivariate
-            for n in (10**6 // scale, 10**7 // scale):
+            sizes = [int(v) // scale for v in a.kde_sizes.split(",")]
+            for n in sizes:
                 x, _, path = data(n)
                 # Sub-second on both sides: the median of 5 runs each (kf's run with the median
                 # compute time is the row), so one disturbed run on the shared machine does not
@@ -106,9 +109,9 @@ def main():
                     t_sm.append(time.perf_counter() - t0)
                 row("kde, silverman, 1024-point grid (median of 5)", n, r,
                     "statsmodels KDEUnivariate fft", sorted(t_sm)[2])
-            n = 10**7 // scale
+            n = max(sizes)
             _, _, path = data(n)
-            for bw in ("cv-ml", "cv-ls"):
+            for bw in ("cv-ml", "cv-ls") if n >= 10**7 // scale else ():
                 for kern in ("gaussian", "epanechnikov"):
                     r = kf_run([a.kf, "kde", path, "--bandwidth", bw, "--kernel", kern], tmp)
                     row(f"kde, {bw}, {kern}", n, r)

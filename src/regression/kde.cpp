@@ -239,6 +239,11 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
   if (fit.binned && at.cols == 1) {
     std::vector<double> a(static_cast<std::size_t>(at.rows));
     for (index i = 0; i < at.rows; ++i) a[static_cast<std::size_t>(i)] = at(i, 0);
+    if (fit.cache.grid) {  // binned by the fit over [min x − reach, max x + reach]
+      const std::lock_guard<std::mutex> hold(*fit.cache.lock);
+      return fit.cache.grid->density(with_bandwidth(fit.kernel, fit.bandwidth[0]),
+                                     kernel_integral_1d(fit.kernel), a, fit.options.cells_per_h);
+    }
     // The grid covers the evaluation points within the kernel's reach of the data (at most the
     // data's span beyond it); points farther out are summed exactly.
     const std::span<const double> xs(fit.x.data(), static_cast<std::size_t>(fit.x.rows()));
@@ -367,9 +372,11 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
   for (index i = 0; i < x.rows; ++i)
     for (index c = 0; c < x.cols; ++c) f.x(i, c) = x(i, c);
   std::unique_ptr<detail::kde_binned> kb;
-  if (f.binned && x.cols == 1)
-    kb = std::make_unique<detail::kde_binned>(
-        std::span<const double>(f.x.data(), static_cast<std::size_t>(x.rows)), options.shard);
+  const std::span<const double> xs(f.x.data(), static_cast<std::size_t>(x.rows));
+  const bool searched =
+      criterion == bandwidth_criterion::cv_ml || criterion == bandwidth_criterion::cv_ls;
+  if (f.binned && x.cols == 1 && searched)
+    kb = std::make_unique<detail::kde_binned>(xs, options.shard);
   // The criterion on the fit's route, at the search or the final resolution.
   auto criterion_at = [&](bandwidth_criterion c, const std::vector<double>& h, bool search) {
     if (!f.binned)
@@ -411,9 +418,25 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                       "silverman, scott, cv-ml or cv-ls",
                       bandwidth_criterion_name(criterion)));
   }
+  if (f.binned && x.cols == 1 && !searched) {
+    // The bandwidth is known before any binning: bin once, over the range kde_evaluate reads
+    // (the data widened by the kernel's reach), for the criterion below and every density.
+    const auto [xlo, xhi] = std::minmax_element(xs.begin(), xs.end());
+    const double h = f.bandwidth.at(0);
+    const double reach =
+        std::min(binned_reach(with_bandwidth(kernel, h), binned_settings{}.tail_tolerance),
+                 std::max(*xhi - *xlo, h));
+    f.cache.grid =
+        std::make_shared<detail::kde_binned>(xs, *xlo - reach, *xhi + reach, options.shard);
+    f.cache.lock = std::make_shared<std::mutex>();
+    kb.reset();
+  }
+  detail::kde_binned* grid = f.cache.grid ? f.cache.grid.get() : kb.get();
+  const bandwidth_criterion reported =
+      criterion == bandwidth_criterion::cv_ls ? criterion : bandwidth_criterion::cv_ml;
   f.criterion_value =
-      criterion_at(criterion == bandwidth_criterion::cv_ls ? criterion : bandwidth_criterion::cv_ml,
-                   f.bandwidth, false);
+      f.binned ? binned_criterion(kernel, f.x.cview(), f.bandwidth, reported, false, options, grid)
+               : criterion_at(reported, f.bandwidth, false);
   return f;
 }
 

@@ -110,6 +110,36 @@ TEST(KdeBinned, DensityMatchesExactForEveryKernelAndShape) {
   }
 }
 
+TEST(KdeBinned, FitKeepsItsGridAndACopyBinsAgain) {
+  // A rule or fixed bandwidth bins the data once, in the fit, over the range kde_evaluate reads;
+  // a copied fit has no grid and bins again over the evaluation points' range. The two agree
+  // within the binning tolerance; a searched bandwidth keeps no grid.
+  const matrix<double> x = sample(5003, shape::normal_with_outlier, 9);
+  matrix<double> at(301, 1);
+  for (index i = 0; i < at.rows(); ++i) at(i, 0) = -5 + 50.0 * double(i) / 300.0;
+  for (const any_kernel& k : {any_kernel(kernel_gaussian{}), any_kernel(kernel_epanechnikov{})}) {
+    SCOPED_TRACE(std::string(kernel_name(k)));
+    const auto fit = kde_fit_data(k, x.cview(), bandwidth_criterion::scott);
+    ASSERT_TRUE(fit.binned);
+    ASSERT_TRUE(fit.cache.grid != nullptr);
+    const kde_fit copy = fit;
+    EXPECT_TRUE(copy.cache.grid == nullptr);
+    const auto f = kde_evaluate(fit, at.cview()), g = kde_evaluate(copy, at.cview());
+    double peak = 0;
+    for (double v : g) peak = std::max(peak, v);
+    for (std::size_t i = 0; i < f.size(); ++i)
+      EXPECT_LE(std::abs(f[i] - g[i]), 1e-4 * peak) << at(static_cast<index>(i), 0);
+    kde_fit target = kde_fit_data(k, x.cview(), bandwidth_criterion::fixed, {0.2});
+    ASSERT_TRUE(target.cache.grid != nullptr);
+    const auto before = kde_evaluate(target, at.cview());
+    const kde_fit taken = std::move(target);
+    EXPECT_TRUE(taken.cache.grid != nullptr);
+    EXPECT_EQ(kde_evaluate(taken, at.cview()), before);
+  }
+  EXPECT_TRUE(kde_fit_data(kernel_gaussian{}, x.cview(), bandwidth_criterion::cv_ml).cache.grid ==
+              nullptr);
+}
+
 TEST(KdeBinned, BothCriteriaMatchExactAtSeveralBandwidths) {
   for (shape sh : {shape::normal_with_outlier, shape::clustered_ties}) {
     const matrix<double> x = sample(1001, sh, 9);

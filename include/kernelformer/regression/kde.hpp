@@ -10,6 +10,8 @@
 // form for the gaussian, by Simpson's rule on a fine grid otherwise), or fixed.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,6 +37,30 @@ struct kde_options {
   data_shard shard;
 };
 
+namespace detail {
+class kde_binned;
+}  // namespace detail
+
+// The 1-D binned grid that a fit by a rule or a fixed bandwidth keeps for kde_evaluate: the data
+// are binned once, over their range widened by the kernel's reach, for both the reported
+// criterion and the densities. A copied fit drops it (its x is another buffer) and kde_evaluate
+// bins again; a moved fit keeps it. Evaluations through it are serialized (a mutex).
+class kde_grid_cache {
+ public:
+  kde_grid_cache() = default;
+  kde_grid_cache(const kde_grid_cache&) noexcept {}
+  kde_grid_cache& operator=(const kde_grid_cache&) noexcept {
+    grid.reset();
+    lock.reset();
+    return *this;
+  }
+  kde_grid_cache(kde_grid_cache&&) noexcept = default;
+  kde_grid_cache& operator=(kde_grid_cache&&) noexcept = default;
+  ~kde_grid_cache() = default;
+  std::shared_ptr<detail::kde_binned> grid;
+  std::shared_ptr<std::mutex> lock;
+};
+
 struct kde_fit {
   kde_options options;
   bool binned = false;  // the route that ran (and that kde_evaluate takes)
@@ -45,6 +71,7 @@ struct kde_fit {
   double criterion_value = 0;  // cv_ml: −mean log f̂₋ᵢ(x_i); cv_ls: the LSCV score; rules: cv_ml
   bool at_search_boundary = false;
   std::vector<criterion_point> curve;
+  kde_grid_cache cache;  // 1-D binned, rule or fixed bandwidth: the grid kde_evaluate reuses
 };
 
 // ∫ K(|u|) du over the real line for a kernel with bandwidth 1 (its 1-D normalizing constant).
