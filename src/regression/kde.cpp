@@ -429,7 +429,6 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
     f.cache.grid =
         std::make_shared<detail::kde_binned>(xs, *xlo - reach, *xhi + reach, options.shard);
     f.cache.lock = std::make_shared<std::mutex>();
-    kb.reset();
   }
   detail::kde_binned* grid = f.cache.grid ? f.cache.grid.get() : kb.get();
   const bandwidth_criterion reported =

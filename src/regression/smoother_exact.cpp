@@ -97,15 +97,10 @@ void feature_sq_columns(all_pairs_sums& ps, const matrix<double>& v, index q0,
   }
 }
 
-// want_sq = false leaves out_sq at 0 (a feature map's Σ p² costs O(n·r²); criteria need none).
-all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<double> x,
-                              std::span<const double> y, const_matrix_view<double> xq,
-                              bool want_sq) {
-  const index n = x.rows, d = x.cols, nq = xq.rows;
-  all_pairs_sums ps;
-  kernel_spec& kern = ps.kern;
-  mask msk;
-  smooth_options opt;
+// The primitive's kernel, mask and options for this spec: knn's uniform or 1/distance kernel
+// under a top-k mask, or the spec's kernel at its bandwidth (per column in d > 1).
+void primitive_setup(const regression_spec& spec, index n, index d, kernel_spec& kern, mask& msk,
+                     smooth_options& opt) {
   if (spec.method == regression_method::knn) {
     if (spec.k < 1 || spec.k > n)
       throw std::invalid_argument(
@@ -132,6 +127,18 @@ all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<dou
     }
     kern = k;
   }
+}
+
+// want_sq = false leaves out_sq at 0 (a feature map's Σ p² costs O(n·r²); criteria need none).
+all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<double> x,
+                              std::span<const double> y, const_matrix_view<double> xq,
+                              bool want_sq) {
+  const index n = x.rows, d = x.cols, nq = xq.rows;
+  all_pairs_sums ps;
+  kernel_spec& kern = ps.kern;
+  mask msk;
+  smooth_options opt;
+  primitive_setup(spec, n, d, kern, msk, opt);
   const bool ll = spec.method == regression_method::local_linear;
 
   // Training means (local linear works in centered coordinates).
