@@ -1,6 +1,8 @@
 // The feature-map route (linear attention) beside the exact kernel it approximates, same run:
 //   exact/N            exp_dot, n = m = N, H = 1, d = dv = 64, float, every thread (the baseline)
 //   favor/N            favor:features=256 on the same inputs: the route's prefix sums
+//   elu1/N             elu1 (linear attention, r = d = 64) on the same inputs
+//   (exact, favor and elu1 at N = 256…4096: the crossover where the linear route wins)
 //   exact_causal/N     exp_dot with a causal mask (skipped tiles)
 //   favor_causal/N     favor:features=256, causal: the RNN of linear attention walked in chunks
 //   error_features/R   favor:features=R vs exp_dot at n = m = 4096: relative error of the outputs
@@ -66,6 +68,7 @@ void run(benchmark::State& state, const char* kernel, const kf::mask& msk) {
 
 void exact(benchmark::State& s) { run(s, "exp_dot", kf::mask::none()); }
 void favor(benchmark::State& s) { run(s, "favor:features=256", kf::mask::none()); }
+void elu1(benchmark::State& s) { run(s, "elu1", kf::mask::none()); }
 void exact_causal(benchmark::State& s) { run(s, "exp_dot", kf::mask::causal()); }
 void favor_causal(benchmark::State& s) { run(s, "favor:features=256", kf::mask::causal()); }
 
@@ -104,14 +107,12 @@ void error_rff(benchmark::State& state) {
   state.counters["rel_err"] = err;
 }
 
-BENCHMARK(exact)
-    ->Arg(1024)
-    ->Arg(4096)
-    ->Arg(16384)
-    ->Arg(65536)
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(1);
-BENCHMARK(favor)->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Unit(benchmark::kMillisecond);
+BENCHMARK(exact)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Arg(4096)->Unit(
+    benchmark::kMillisecond);
+BENCHMARK(exact)->Arg(16384)->Arg(65536)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(favor)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Arg(4096)->Arg(16384)->Arg(65536)->Unit(
+    benchmark::kMillisecond);
+BENCHMARK(elu1)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Arg(4096)->Unit(benchmark::kMillisecond);
 BENCHMARK(exact_causal)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(favor_causal)->Arg(4096)->Arg(16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(error_features)

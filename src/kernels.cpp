@@ -196,8 +196,8 @@ any_kernel resolve_one(any_kernel k, index d, bool for_float) {
     const auto* fv = std::get_if<kernel_favor>(&k);
     if ((rf && rf->redraw) || (fv && fv->redraw))
       throw std::invalid_argument(fmt::format(
-          "kernel {}: redraw=1 (fresh features every training step) is not offered yet; every "
-          "call uses the features of seed=S",
+          "kernel {}: redraw=1 (fresh features every training step) applies to attention "
+          "layers in training (kf train, kf lm, kf seq2seq); one smoothing call uses seed=S",
           name));
     if (name != "elu1" && (r < 1 || r > kMaxFeatures))
       throw std::invalid_argument(
@@ -265,6 +265,28 @@ std::optional<any_kernel> kernel_exact_counterpart(const any_kernel& k) {
   if (const auto* f = std::get_if<kernel_rff>(&k)) return kernel_gaussian{f->bandwidth};
   if (const auto* f = std::get_if<kernel_favor>(&k)) return kernel_exp_dot{f->temperature};
   return std::nullopt;
+}
+bool kernel_redraws(const kernel_spec& k) {
+  if (k.is_product()) return false;  // feature-map kernels are never a product's factor
+  if (const auto* f = std::get_if<kernel_rff>(&k.first)) return f->redraw;
+  if (const auto* f = std::get_if<kernel_favor>(&k.first)) return f->redraw;
+  return false;
+}
+kernel_spec kernel_with_draw(const kernel_spec& k, std::uint64_t draw) {
+  kernel_spec out = k;
+  const auto set = [draw](auto& f) {
+    // The step's seed: splitmix64 of (seed, draw), so two draws of one run never coincide.
+    if (draw != 0) {
+      std::uint64_t z = f.seed + 0x9e3779b97f4a7c15ULL * (draw | 1);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      f.seed = z ^ (z >> 31);
+    }
+    f.redraw = false;
+  };
+  if (auto* f = std::get_if<kernel_rff>(&out.first)) set(*f);
+  if (auto* f = std::get_if<kernel_favor>(&out.first)) set(*f);
+  return out;
 }
 double kernel_param(const any_kernel& k) {
   return std::visit([](const auto& kk) { return kk.param(); }, k);

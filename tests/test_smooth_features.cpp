@@ -224,6 +224,43 @@ TEST(SmoothFeatures, OtherMasksAreRefusedWithTheReason) {
   EXPECT_THROW(kernel_parse("gaussian:features=8"), std::invalid_argument);
 }
 
+TEST(SmoothFeatures, RedrawIsForTrainingAndEachDrawIsAnotherKernel) {
+  // One smoothing call refuses redraw=1 and says where it applies.
+  const auto q = random_matrix<double>(5, 2, 1), k = random_matrix<double>(5, 2, 2);
+  const auto v = random_matrix<double>(5, 1, 3);
+  matrix<double> out(5, 1);
+  const kernel_spec redraw = kernel_parse("favor:features=8,seed=4,redraw=1");
+  EXPECT_TRUE(kernel_redraws(redraw));
+  EXPECT_FALSE(kernel_redraws(kernel_parse("favor:features=8")));
+  EXPECT_FALSE(kernel_redraws(kernel_parse("exp_dot")));
+  try {
+    smooth_forward<double>(out.view(), {}, q.cview(), k.cview(), v.cview(), redraw, mask::none());
+    ADD_FAILURE() << "redraw=1 accepted by one smoothing call";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("training"), std::string::npos) << e.what();
+  }
+  // Draw 0 is the kernel of seed=S; another draw is another seed, the same for the same draw.
+  const auto run = [&](const kernel_spec& ks) {
+    matrix<double> o(5, 1);
+    smooth_forward<double>(o.view(), {}, q.cview(), k.cview(), v.cview(), ks, mask::none());
+    return o;
+  };
+  const auto fixed = run(kernel_parse("favor:features=8,seed=4"));
+  const auto d0 = run(kernel_with_draw(redraw, 0));
+  const auto d7 = run(kernel_with_draw(redraw, 7)), d7b = run(kernel_with_draw(redraw, 7));
+  const auto d9 = run(kernel_with_draw(redraw, 9));
+  EXPECT_FALSE(kernel_redraws(kernel_with_draw(redraw, 7)));
+  double diff7 = 0, diff9 = 0;
+  for (index i = 0; i < 5; ++i) {
+    EXPECT_EQ(d0(i, 0), fixed(i, 0));
+    EXPECT_EQ(d7(i, 0), d7b(i, 0));
+    diff7 = std::max(diff7, std::abs(d7(i, 0) - fixed(i, 0)));
+    diff9 = std::max(diff9, std::abs(d9(i, 0) - d7(i, 0)));
+  }
+  EXPECT_GT(diff7, 1e-6);
+  EXPECT_GT(diff9, 1e-6);
+}
+
 TEST(SmoothFeatures, StatsNameTheRoute) {
   const auto q = random_matrix<float>(9, 4, 1), k = random_matrix<float>(9, 4, 2);
   const auto v = random_matrix<float>(9, 2, 3);

@@ -63,7 +63,7 @@ grid parse_grid(const experiment_options& o) {
   try {
     for (const auto& f : split_list(o.functions, "--functions"))
       g.fns.push_back(model::periodic_function_parse(f));
-    for (const auto& k : split_list(o.kernels, "--kernels")) g.kerns.push_back(kernel_parse(k));
+    g.kerns = kernel_parse_list(o.kernels);  // "favor:features=128,seed=3,elu1": two kernels
     for (const auto& s : split_list(o.seeds, "--seeds")) g.seeds.push_back(std::stoull(s));
     g.base = model::periodic_config(o.config);
     g.base.block.norm_first = o.norm_first;
@@ -200,7 +200,8 @@ void add_experiment(CLI::App& app) {
   sub->add_option("--functions", o->functions, "comma-separated: sin, sin-exp, square")
       ->capture_default_str();
   sub->add_option("--kernels", o->kernels,
-                  "comma-separated attention kernels, e.g. exp_dot,gaussian:h=2,periodic,linear")
+                  "comma-separated attention kernels, e.g. exp_dot,gaussian:h=2,periodic,linear; "
+                  "an item key=value continues the kernel before it: favor:features=128,redraw=1")
       ->capture_default_str();
   sub->add_option("--seeds", o->seeds, "comma-separated seeds")->capture_default_str();
   sub->add_option("--epochs", o->epochs, "epochs per run (default: 20 quick, 100 otherwise)");

@@ -32,7 +32,7 @@ void run_lm(const lm_experiment_options& o) {
   try {
     p = model::lm_preset_get(o.config);
     kind = text::tokenizer_kind_parse(o.tokenizer);
-    for (const auto& k : split_list(o.kernels, "--kernels")) kerns.push_back(kernel_parse(k));
+    kerns = kernel_parse_list(o.kernels);  // "favor:features=128,seed=3,elu1": two kernels
   } catch (const std::invalid_argument& e) {
     throw user_error(e.what());
   }
@@ -105,7 +105,9 @@ void add_experiment_lm(CLI::App* ex) {
   lm->add_option("--corpus", lo->corpus, "text FILE (default: Debian's fortunes)");
   lm->add_option("--config", lo->config, "tiny | small")->capture_default_str();
   lm->add_option("--tokenizer", lo->tokenizer, "char | word")->capture_default_str();
-  lm->add_option("--kernels", lo->kernels, "comma-separated attention kernels")
+  lm->add_option("--kernels", lo->kernels,
+                 "comma-separated attention kernels; an item key=value continues the kernel "
+                 "before it: exp_dot,favor:features=128,seed=3,elu1")
       ->capture_default_str();
   lm->add_option("--iters", lo->iters, "iterations per kernel (default: the configuration's)");
   lm->add_option("--seed", lo->seed, "seed (same initialization and batches for every kernel)")

@@ -19,8 +19,9 @@
 // primitive's empty-row policy (out = 0, lse = −inf, counted in smooth_stats::empty_rows).
 // The parameters (h, T) enter through φ, so dweight_dparam here is 0; the primitive computes
 // their gradient from the inputs' gradients (φ depends on x/h or x/√T only).
-// `redraw=1` (fresh features at every training step) is parsed but refused by kernel_resolve
-// for now: every call uses the features of `seed`.
+// `redraw=1` (fresh features at every training step) is honoured by the attention layers in
+// training (kernel_with_draw, kernels.hpp); kernel_resolve refuses it, so one smoothing call
+// always uses the features of `seed`.
 #pragma once
 
 #include <cstdint>

@@ -487,6 +487,14 @@ double kernel_param(const any_kernel& k);            // bandwidth (distance) or 
 void kernel_set_param(any_kernel& k, double value);  // sets that parameter
 std::string kernel_describe(const kernel_spec& k);   // "gaussian(h=0.5)", "exp_dot(T=8)*…"
 
+// redraw=1 on a random-feature kernel (rff, favor) asks the attention layers for fresh features
+// at every training step (Performer's redraw). kernel_redraws says whether k asks for it;
+// kernel_with_draw is the kernel one step uses: k with its features drawn from `draw` (0: from
+// its own seed=S, as evaluation and generation use it) and redraw cleared, since the primitive
+// (one smoothing call) refuses redraw=1.
+bool kernel_redraws(const kernel_spec& k);
+kernel_spec kernel_with_draw(const kernel_spec& k, std::uint64_t draw);
+
 // Resolves "auto" parameters for feature dimension d (exp_dot/linear/polynomial T = √(d of
 // their block)) and checks every parameter; throws std::invalid_argument naming the kernel and
 // the parameter. `for_float` also requires the kernel's coefficients to be finite in float32.

@@ -46,7 +46,8 @@ generation_cache<T>::generation_cache(token_model<T>& m, bool no_cache)
   if (route_ == generation_route::kv_cache)
     kv_.assign(static_cast<std::size_t>(L), matrix<T>(cfg.context, 2 * C));
   if (route_ == generation_route::recurrent)
-    for (index i = 0; i < L * H; ++i) states_.emplace_back(cfg.block.kernel, C / H, C / H);
+    for (index i = 0; i < L * H; ++i)
+      states_.emplace_back(kernel_with_draw(cfg.block.kernel, 0), C / H, C / H);
 }
 
 template <class T>
@@ -141,7 +142,7 @@ void generation_cache<T>::attend(index l, matrix_view<T> a1, const_matrix_view<T
     for (index h = 0; h < H; ++h)  // causal: the new row sees every cached position
       smooth_forward<T>(att_.view().block(0, h * D, 1, D), {}, qkv_.cview().block(0, h * D, 1, D),
                         keys.block(0, h * D, t + 1, D), keys.block(0, C + h * D, t + 1, D),
-                        att.kernel, mask::none(), opt);
+                        kernel_with_draw(att.kernel, 0), mask::none(), opt);
   } else {
     for (index h = 0; h < H; ++h) {
       smooth_recurrent<T>& s = states_[static_cast<std::size_t>(l * H + h)];

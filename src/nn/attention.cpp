@@ -96,6 +96,10 @@ void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_
   const bool feature_map = !kernel.is_product() && kernel_is_feature_map(kernel.first);
   cc.dropout = (rng != nullptr && dropout > 0 && !feature_map) ? dropout : 0.0;
   cc.drop_seed = cc.dropout > 0 ? (*rng)() : 0;
+  // redraw=1: fresh random features for every training forward, drawn like dropout masks from
+  // the training generator; evaluation (no generator) uses the kernel's own seed=S.
+  cc.feature_draw = (rng != nullptr && kernel_redraws(kernel)) ? ((*rng)() | 1) : 0;
+  const kernel_spec kern = kernel_with_draw(kernel, cc.feature_draw);
   opt.dropout = cc.dropout;
   for_each_head(sh.batch, heads, [&](index bi, index h) {
     smooth_options o = opt;
@@ -105,7 +109,7 @@ void multi_head_attention<T>::forward(parameters<T>& p, matrix_view<T> y, const_
     const const_matrix_view<T> k = cc.kv.cview().block(bi * sh.s, h * d, sh.s, d);
     const const_matrix_view<T> v = cc.kv.cview().block(bi * sh.s, c + h * d, sh.s, d);
     const std::span<T> lse(cc.lse.data() + (bi * heads + h) * sh.t, static_cast<std::size_t>(sh.t));
-    smooth_forward<T>(cc.att.view().block(bi * sh.t, h * d, sh.t, d), lse, q, k, v, kernel, msk, o);
+    smooth_forward<T>(cc.att.view().block(bi * sh.t, h * d, sh.t, d), lse, q, k, v, kern, msk, o);
   });
   out_proj.forward(p, y, cc.att.cview());
 }
@@ -126,6 +130,7 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
   opt.threads = 1;
   opt.check_finite = false;  // finite by construction; training checks its loss
   opt.dropout = cc.dropout;  // the forward's mask, redrawn from its seed
+  const kernel_spec kern = kernel_with_draw(kernel, cc.feature_draw);  // the forward's features
   for_each_head(sh.batch, heads, [&](index bi, index h) {
     smooth_options o = opt;
     o.dropout_seed = head_seed(cc.drop_seed, bi * heads + h);
@@ -142,7 +147,7 @@ void multi_head_attention<T>::backward(parameters<T>& p, matrix_view<T> dx, matr
                        cc.att.cview().block(bi * sh.t, h * d, sh.t, d), lse,
                        cc.q.cview().block(bi * sh.t, h * d, sh.t, d),
                        cc.kv.cview().block(bi * sh.s, h * d, sh.s, d),
-                       cc.kv.cview().block(bi * sh.s, c + h * d, sh.s, d), kernel, msk, o);
+                       cc.kv.cview().block(bi * sh.s, c + h * d, sh.s, d), kern, msk, o);
   });
   const T* w = p.value(in_w);
   T* dw = p.grad(in_w);
@@ -179,7 +184,8 @@ matrix<T> multi_head_attention<T>::capture_weights(const cache& cc, const shape&
   const mask msk = head_mask(*this, sh, b);
   matrix<T> w(sh.t, sh.s);
   smooth_weights<T>(w.view(), {}, cc.q.cview().block(b * sh.t, h * d, sh.t, d),
-                    cc.kv.cview().block(b * sh.s, h * d, sh.s, d), kernel, msk);
+                    cc.kv.cview().block(b * sh.s, h * d, sh.s, d),
+                    kernel_with_draw(kernel, cc.feature_draw), msk);
   return w;
 }
 

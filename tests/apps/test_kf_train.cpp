@@ -76,6 +76,36 @@ TEST(KfTrain, PeriodicQuickRunThenPredict) {
   fs::remove_all(dir);
 }
 
+// redraw=1: training draws fresh favor features every step; the checkpoint keeps the kernel
+// (redraw=1 and seed=S) and kf predict uses seed=S's features. One smoothing call refuses it.
+TEST(KfTrain, FeatureKernelRedrawTrainsSavesAndPredicts) {
+  const fs::path dir = fs::temp_directory_path() / ("kf_redraw_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string d = dir.string();
+  auto r = run_kf(
+      "train periodic --function sin --epochs 1 --dropout 0 --kernel "
+      "favor:features=16,seed=3,redraw=1 --save " +
+      d + "/m.safetensors --summary " + d + "/s.json --quiet");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string js = io::read_file(d + "/s.json");
+  EXPECT_NE(js.find("redraw=1"), std::string::npos) << js;
+  EXPECT_NE(js.find("\"test_mse_rollout\""), std::string::npos) << js;
+  io::npy_write<float>(d + "/x.npy", test::random_matrix<float>(2, 99, 1).cview());
+  r = run_kf("predict --model " + d + "/m.safetensors --input " + d + "/x.npy --out " + d +
+             "/y.npy");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto y = io::npy_read(d + "/y.npy");
+  EXPECT_EQ(y.rows(), 2);
+  for (double v : y.values) EXPECT_TRUE(std::isfinite(v));
+  const std::string m = d + "/x.npy";
+  r = run_kf("attend -q " + m + " -k " + m + " -v " + m + " --kernel favor:redraw=1 -o " + d +
+             "/bad.npy");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("training"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(d + "/bad.npy"));
+  fs::remove_all(dir);
+}
+
 // kf predict on PyTorch's model (tests/fixtures, python/make_fixture_transformer.py): the
 // predictions it writes are PyTorch's, from a CSV and from a float32 .npy input, to CSV and .npy.
 TEST(KfPredict, PyTorchModelFromCsvAndNpyInputs) {

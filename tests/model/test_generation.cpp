@@ -45,6 +45,8 @@ std::vector<named_config> configs() {
           {"gaussian_pre_sin", config("gaussian:h=2", true, false), R::kv_cache},
           {"elu1", config("elu1", true, true), R::recurrent},
           {"favor", config("favor:features=16,seed=4", false, true), R::recurrent},
+          // trained with redraw=1: generation uses seed=S's features, as evaluation does
+          {"favor_redraw", config("favor:features=16,seed=4,redraw=1", true, true), R::recurrent},
           {"rff", config("rff:h=4,features=32,seed=1", true, true), R::recurrent}};
 }
 

@@ -175,7 +175,7 @@ void check_attention(const kernel_spec& kern, bool causal, bool cross, bool padd
   grad_check g{[&](P& pp, auto& in, auto& y) {
                  std::mt19937_64 rng(3);  // the same attention-dropout mask every time
                  att.forward(pp, y.view(), in[0].cview(), (cross ? in[1] : in[0]).cview(), sh, c,
-                             dropout > 0 ? &rng : nullptr);
+                             dropout > 0 || kernel_redraws(kern) ? &rng : nullptr);
                },
                [&](P& pp, auto& in, auto& din, const auto& dy) {
                  att.backward(pp, din[0].view(), (cross ? din[1] : din[0]).view(), dy.cview(),
@@ -200,6 +200,10 @@ TEST(LayerGrad, AttentionEveryKernelSelfCrossMasks) {
   const kernel_spec product = kernel_spec::product(kernel_exp_dot{}, kernel_gaussian{1.5}, 2);
   check_attention(product, true, false, false, "exp_dot x gaussian, causal");
   check_attention(product, false, true, true, "exp_dot x gaussian, cross + padding");
+  // redraw=1 in training: the backward uses the features its forward drew.
+  check_attention(kernel_parse("favor:features=16,seed=5,redraw=1"), true, false, false,
+                  "favor redraw, causal");
+  check_attention(kernel_parse("elu1"), false, true, true, "elu1 cross + padding");
 }
 
 TEST(LayerGrad, MlpFeedForward) {
@@ -298,6 +302,56 @@ TEST(LayerGrad, TiedLmHeadAndCrossEntropy) {
   EXPECT_NEAR(cross_entropy<double>(big.cview(), t1, {}), 2e4, 1e-6);
   const std::vector<index> bad = {7, 0};
   EXPECT_THROW(cross_entropy<double>(z.cview(), bad, {}), std::out_of_range);
+}
+
+TEST(Attention, RedrawDrawsFreshFeaturesInTrainingOnly) {
+  // Two layers with the same parameters: one asks for redraw=1, one keeps seed=5.
+  parameters<double> p;
+  const multi_head_attention<double> att(p, "attn", 8, 2,
+                                         kernel_parse("favor:features=32,seed=5,redraw=1"), true);
+  parameters<double> p2;
+  const multi_head_attention<double> fixed(p2, "attn", 8, 2,
+                                           kernel_parse("favor:features=32,seed=5"), true);
+  p.finalize(3);
+  p2.finalize(3);
+  typename multi_head_attention<double>::shape sh;
+  sh.batch = 1;
+  sh.t = sh.s = 5;
+  typename multi_head_attention<double>::cache c;
+  const auto x = random_matrix<double>(5, 8, 4);
+  const auto out = [&](const multi_head_attention<double>& a, parameters<double>& pp,
+                       std::mt19937_64* rng) {
+    matrix<double> y(5, 8);
+    a.forward(pp, y.view(), x.cview(), x.cview(), sh, c, rng);
+    return y;
+  };
+  const auto eval = out(att, p, nullptr), eval_fixed = out(fixed, p2, nullptr);
+  std::mt19937_64 g1(1), g1b(1), g2(2);
+  const auto t1 = out(att, p, &g1), t1b = out(att, p, &g1b), t2 = out(att, p, &g2);
+  double d1 = 0, d12 = 0;
+  for (index i = 0; i < eval.size(); ++i) {
+    EXPECT_EQ(eval.data()[i], eval_fixed.data()[i]);  // evaluation: the features of seed=5
+    EXPECT_EQ(t1.data()[i], t1b.data()[i]);           // a draw is a function of the generator
+    d1 = std::max(d1, std::abs(t1.data()[i] - eval.data()[i]));
+    d12 = std::max(d12, std::abs(t1.data()[i] - t2.data()[i]));
+  }
+  EXPECT_GT(d1, 1e-6);
+  EXPECT_GT(d12, 1e-6);
+  // The captured weights are those of the forward's draw: rows sum to 1 and they differ from
+  // the weights of seed=5.
+  const auto w1 = att.capture_weights(c, sh, 0, 0);  // c holds the g2 forward
+  out(att, p, nullptr);
+  const auto w0 = att.capture_weights(c, sh, 0, 0);
+  double dw = 0;
+  for (index i = 0; i < 5; ++i) {
+    double s = 0;
+    for (index j = 0; j < 5; ++j) {
+      s += w1(i, j);
+      dw = std::max(dw, std::abs(w1(i, j) - w0(i, j)));
+    }
+    EXPECT_NEAR(s, 1.0, 1e-12);
+  }
+  EXPECT_GT(dw, 1e-9);
 }
 
 TEST(Attention, CapturedWeightsAreRowsOfTheSoftmax) {

@@ -43,6 +43,7 @@ struct multi_head_attention {
     mutable matrix<T> datt, dq, dkv;  // backward scratch, kept across steps
     double dropout = 0.0;             // the rate this forward used (0: none)
     std::uint64_t drop_seed = 0;      // its mask seed
+    std::uint64_t feature_draw = 0;   // redraw=1 in training: this forward's features (0: seed=S)
   };
   struct shape {
     index batch = 1, t = 1, s = 1;   // s: context length (= t for self-attention)

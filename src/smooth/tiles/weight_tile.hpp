@@ -94,87 +94,105 @@ bool fused_exp_dot(const plan<T>& pl) {
 // packed_key_scale() otherwise — which then computes the tile in registers instead of the GEMM.
 // ratio (plan::ratio_c > 0 only): sc.w gets u = 1 + c·s instead of the log-weight −log u, and
 // masked-out entries get +inf; the forward turns it into P = umin / u (no log, no exp).
+// weight_tile's fused case: attention's exp(q·k/T) with nothing reading the factor arguments, so
+// the tile's log-weights q·k/T come straight from the GEMM or the register tile.
 template <class T>
-void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0, index bk,
-                 bool partial, bool keep_args = true, bool w_zeroed = false,
-                 const float* key_panels = nullptr, bool ratio = false) {
-  const bool logd = pl.rk.log_domain;
-  const bool fused = !keep_args && fused_exp_dot(pl);
-  if (fused) {
-    const auto& ed = std::get<kernel_exp_dot>(pl.rk.factors[0].kern);
-    const auto& qv = pl.engines[0].qv;
-    if constexpr (std::is_same_v<T, float>) {
-      if (key_panels)
-        tile_scores(qv.row(i0), qv.ld, bq, qv.cols, key_panels, panel_count(bk), sc.w.data(), kBk);
-    }
-    if (!key_panels)
-      pl.engines[0].tile(sc.w.data(), i0, bq, j0, bk, T(1.0 / ed.temperature),
-                         w_zeroed ? T(1) : T(0));
+void fused_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0, index bk,
+                bool w_zeroed, const float* key_panels) {
+  const auto& ed = std::get<kernel_exp_dot>(pl.rk.factors[0].kern);
+  const auto& qv = pl.engines[0].qv;
+  if constexpr (std::is_same_v<T, float>) {
+    if (key_panels)
+      tile_scores(qv.row(i0), qv.ld, bq, qv.cols, key_panels, panel_count(bk), sc.w.data(), kBk);
   }
-  for (std::size_t f = 0; f < pl.engines.size() && !fused; ++f) {
-    const auto& eng = pl.engines[f];
-    const bool to_log = logd && !pl.rk.factors[f].log_domain;
-    // One column by direct differences, one factor, nothing reading the distance tile later
-    // (1-D regression): the weights straight from q − k, one pass over the tile instead of two.
-    const auto& fk = pl.rk.factors[f].kern;
-    const bool direct_1d =
-        !keep_args && !ratio && pl.engines.size() == 1 && eng.direct && eng.c1 - eng.c0 == 1 &&
-        !to_log && !pl.msk->needs_distance() &&
-        !visit_inline([](const auto& kk) { return has_vector_weights<std::decay_t<decltype(kk)>>; },
-                      fk);
-    if (direct_1d) {
-      visit_inline(
-          [&](const auto& kk) {
-            const T* kc = eng.kt.data() + j0;
-            for (index a = 0; a < bq; ++a) {
-              const T qa = eng.qv(i0 + a, 0);
-              T* wa = sc.w.data() + a * kBk;
-              for (index b = 0; b < bk; ++b) {
-                const T dq = qa - kc[b];
-                wa[b] = kk.template weight<T>(dq * dq);
-              }
-            }
-          },
-          fk);
-      continue;
-    }
-    if (key_panels)  // the route serves single-factor kernels: key_panels are factor 0's
-      eng.tile_packed(sc.s[f].data(), i0, bq, j0, bk, key_panels);
-    else
-      eng.tile(sc.s[f].data(), i0, bq, j0, bk);
-    if (ratio) {
-      const T c = T(pl.ratio_c);
-      for (index a = 0; a < bq; ++a) {
-        const T* sa = sc.s[f].data() + a * kBk;
-        T* wa = sc.w.data() + a * kBk;
-        for (index b = 0; b < bk; ++b) wa[b] = T(1) + c * sa[b];
-      }
-      continue;
-    }
-    visit_inline(
-        [&](const auto& kk) {
-          if (!to_log && vector_weights(kk, sc.s[f].data(), sc.w.data(), bq, bk, f == 0)) return;
-          for (index a = 0; a < bq; ++a) {
-            const T* sa = sc.s[f].data() + a * kBk;
-            T* wa = sc.w.data() + a * kBk;
-            if (!to_log && f == 0) {  // the common case, without the branches below (vectorizes)
-              for (index b = 0; b < bk; ++b) wa[b] = kk.template weight<T>(sa[b]);
-              continue;
-            }
-            for (index b = 0; b < bk; ++b) {
-              T x = kk.template weight<T>(sa[b]);
-              if (to_log) x = x > T(0) ? std::log(x) : kNegInf<T>;
-              wa[b] = f == 0 ? x : wa[b] + x;
-            }
+  if (!key_panels)
+    pl.engines[0].tile(sc.w.data(), i0, bq, j0, bk, T(1.0 / ed.temperature),
+                       w_zeroed ? T(1) : T(0));
+}
+
+// One column by direct differences, one factor, nothing reading the distance tile later (1-D
+// regression): the weights straight from q − k, one pass over the tile instead of two.
+// Returns false (and does nothing) where that shortcut does not apply.
+template <class T>
+bool direct_1d_tile(const plan<T>& pl, scratch<T>& sc, std::size_t f, index i0, index bq, index j0,
+                    index bk, bool keep_args, bool ratio) {
+  const auto& eng = pl.engines[f];
+  const auto& fk = pl.rk.factors[f].kern;
+  const bool to_log = pl.rk.log_domain && !pl.rk.factors[f].log_domain;
+  const bool applies =
+      !keep_args && !ratio && pl.engines.size() == 1 && eng.direct && eng.c1 - eng.c0 == 1 &&
+      !to_log && !pl.msk->needs_distance() &&
+      !visit_inline([](const auto& kk) { return has_vector_weights<std::decay_t<decltype(kk)>>; },
+                    fk);
+  if (!applies) return false;
+  visit_inline(
+      [&](const auto& kk) {
+        const T* kc = eng.kt.data() + j0;
+        for (index a = 0; a < bq; ++a) {
+          const T qa = eng.qv(i0 + a, 0);
+          T* wa = sc.w.data() + a * kBk;
+          for (index b = 0; b < bk; ++b) {
+            const T dq = qa - kc[b];
+            wa[b] = kk.template weight<T>(dq * dq);
           }
-        },
-        pl.rk.factors[f].kern);
+        }
+      },
+      fk);
+  return true;
+}
+
+// Factor f's contribution to the tile: its arguments into sc.s[f], then its weights written
+// (f == 0) or added as log-weights (products of kernels in the log domain) into sc.w; with
+// ratio, u = 1 + c·s instead.
+template <class T>
+void factor_tile(const plan<T>& pl, scratch<T>& sc, std::size_t f, index i0, index bq, index j0,
+                 index bk, const float* key_panels, bool ratio) {
+  const auto& eng = pl.engines[f];
+  const bool to_log = pl.rk.log_domain && !pl.rk.factors[f].log_domain;
+  if (key_panels)  // the route serves single-factor kernels: key_panels are factor 0's
+    eng.tile_packed(sc.s[f].data(), i0, bq, j0, bk, key_panels);
+  else
+    eng.tile(sc.s[f].data(), i0, bq, j0, bk);
+  if (ratio) {
+    const T c = T(pl.ratio_c);
+    for (index a = 0; a < bq; ++a) {
+      const T* sa = sc.s[f].data() + a * kBk;
+      T* wa = sc.w.data() + a * kBk;
+      for (index b = 0; b < bk; ++b) wa[b] = T(1) + c * sa[b];
+    }
+    return;
   }
-  if (!partial) return;
+  visit_inline(
+      [&](const auto& kk) {
+        if (!to_log && vector_weights(kk, sc.s[f].data(), sc.w.data(), bq, bk, f == 0)) return;
+        for (index a = 0; a < bq; ++a) {
+          const T* sa = sc.s[f].data() + a * kBk;
+          T* wa = sc.w.data() + a * kBk;
+          if (!to_log && f == 0) {  // the common case, without the branches below (vectorizes)
+            for (index b = 0; b < bk; ++b) wa[b] = kk.template weight<T>(sa[b]);
+            continue;
+          }
+          for (index b = 0; b < bk; ++b) {
+            T x = kk.template weight<T>(sa[b]);
+            if (to_log) x = x > T(0) ? std::log(x) : kNegInf<T>;
+            wa[b] = f == 0 ? x : wa[b] + x;
+          }
+        }
+      },
+      pl.rk.factors[f].kern);
+}
+
+// A partial tile (the mask cuts it): masked-out entries get the excluded value (−inf log-weight,
+// 0 weight, +inf ratio) and sc.allowed records which entries count.
+template <class T>
+void mask_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0, index bk,
+               bool ratio) {
   const bool need_r2 = pl.msk->needs_distance();
   if (need_r2 && pl.dist) pl.dist->tile(sc.r2.data(), i0, bq, j0, bk);
   const T* r2 = pl.dist ? sc.r2.data() : sc.s[0].data();
-  const T excluded = ratio ? std::numeric_limits<T>::infinity() : logd ? kNegInf<T> : T(0);
+  const T excluded = ratio              ? std::numeric_limits<T>::infinity()
+                     : pl.rk.log_domain ? kNegInf<T>
+                                        : T(0);
   index off = 0;
   if (pl.msk->is_causal_only(off)) {  // the language models' mask: no per-element dispatch
     for (index a = 0; a < bq; ++a)
@@ -191,6 +209,20 @@ void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0
       sc.allowed[a * kBk + b] = ok;
       if (!ok) sc.w[a * kBk + b] = excluded;
     }
+}
+
+template <class T>
+void weight_tile(const plan<T>& pl, scratch<T>& sc, index i0, index bq, index j0, index bk,
+                 bool partial, bool keep_args = true, bool w_zeroed = false,
+                 const float* key_panels = nullptr, bool ratio = false) {
+  if (!keep_args && fused_exp_dot(pl)) {
+    fused_tile(pl, sc, i0, bq, j0, bk, w_zeroed, key_panels);
+  } else {
+    for (std::size_t f = 0; f < pl.engines.size(); ++f)
+      if (!direct_1d_tile(pl, sc, f, i0, bq, j0, bk, keep_args, ratio))
+        factor_tile(pl, sc, f, i0, bq, j0, bk, key_panels, ratio);
+  }
+  if (partial) mask_tile(pl, sc, i0, bq, j0, bk, ratio);
 }
 
 }  // namespace kf::detail::tiles
