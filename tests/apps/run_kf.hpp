@@ -1,7 +1,10 @@
-// Runs the kf binary from tests: its exit code and combined output.
+// Runs the kf binary from tests: its exit code and combined output (run_kf), or `kf serve` on a
+// free loopback port for as long as a kf_server lives.
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -14,7 +17,7 @@ struct result {
   std::string output;  // stdout + stderr
 };
 
-result run_kf(const std::string& args) {
+inline result run_kf(const std::string& args) {
   std::string cmd =
       KF_EXE;  // appended, not a + b + c: GCC 12 warns falsely (-Warray-bounds) on that
   cmd.append(" ").append(args).append(" 2>&1");
@@ -26,5 +29,43 @@ result run_kf(const std::string& args) {
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }
+
+// `kf serve --port 0`, started by the constructor: port is the one it prints on its first line
+// of stdout ("… 127.0.0.1:PORT …"), or 0 when it did not start or print it. The destructor
+// stops it with SIGTERM and reaps it.
+struct kf_server {
+  pid_t pid = -1;
+  int port = 0;
+  FILE* out = nullptr;  // the server's stdout
+  kf_server() {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], 1);
+      close(fds[0]);
+      execl(KF_EXE, KF_EXE, "serve", "--port", "0", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(fds[1]);
+    out = fdopen(fds[0], "r");
+    char line[1024];
+    if (out && fgets(line, sizeof line, out)) {
+      const std::string s(line);
+      const auto p = s.find("127.0.0.1:");
+      if (p != std::string::npos) port = std::stoi(s.substr(p + 10));
+    }
+  }
+  kf_server(const kf_server&) = delete;
+  kf_server& operator=(const kf_server&) = delete;
+  ~kf_server() {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      int st = 0;
+      waitpid(pid, &st, 0);
+    }
+    if (out) fclose(out);
+  }
+};
 
 }  // namespace kf::test

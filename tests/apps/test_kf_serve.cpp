@@ -5,8 +5,6 @@
 // tests/web/explorer.test.mjs.)
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -14,52 +12,21 @@
 #include <sys/socket.h>
 
 #include <chrono>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "apps/run_kf.hpp"
 
 namespace kf {
 namespace {
 
 using json = nlohmann::json;
 
-struct server {
-  pid_t pid = -1;
-  int port = 0;
-  FILE* out = nullptr;
-  server() {
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid = fork();
-    if (pid == 0) {
-      dup2(fds[1], 1);
-      close(fds[0]);
-      execl(KF_EXE, KF_EXE, "serve", "--port", "0", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fds[1]);
-    out = fdopen(fds[0], "r");
-    char line[1024];
-    if (out && fgets(line, sizeof line, out)) {
-      const std::string s(line);
-      const auto p = s.find("127.0.0.1:");
-      if (p != std::string::npos) port = std::stoi(s.substr(p + 10));
-    }
-  }
-  ~server() {
-    if (pid > 0) {
-      kill(pid, SIGTERM);
-      int st = 0;
-      waitpid(pid, &st, 0);
-    }
-    if (out) fclose(out);
-  }
-};
+using test::kf_server;
 
 TEST(KfServe, ApiPageAndErrors) {
-  server s;
+  kf_server s;
   ASSERT_GT(s.port, 0) << "kf serve did not print its address";
   httplib::Client c("127.0.0.1", s.port);
   c.set_connection_timeout(5, 0);
@@ -134,7 +101,7 @@ TEST(KfServe, ApiPageAndErrors) {
 // Whatever Accept-Encoding says (Chromium's is "gzip, deflate, br, zstd"), answers go out plain:
 // httplib would otherwise compress them with Brotli at its slowest setting.
 TEST(KfServe, AnswersAreNeverCompressed) {
-  server s;
+  kf_server s;
   ASSERT_GT(s.port, 0) << "kf serve did not print its address";
   httplib::Client c("127.0.0.1", s.port);
   c.set_read_timeout(20, 0);
@@ -164,7 +131,7 @@ int connect_to(int port) {
 // Issue 20: 16 idle connections stalled kf serve for ~10 s. Now 16 that never send a byte, and
 // 16 more that sent one request and stay open (keep-alive), leave a worker for a new request.
 TEST(KfServe, IdleConnectionsDoNotStallANewRequest) {
-  server s;
+  kf_server s;
   ASSERT_GT(s.port, 0) << "kf serve did not print its address";
   std::vector<int> idle;
   for (int i = 0; i < 16; ++i) idle.push_back(connect_to(s.port));

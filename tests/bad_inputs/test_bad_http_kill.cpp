@@ -14,43 +14,13 @@
 #include <string>
 #include <thread>
 
+#include "apps/run_kf.hpp"
 #include "inputs.hpp"
 
 namespace kf::bad {
 namespace {
 
-struct server {
-  pid_t pid = -1;
-  int port = 0;
-  FILE* out = nullptr;
-  server() {
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid = fork();
-    if (pid == 0) {
-      dup2(fds[1], 1);
-      close(fds[0]);
-      execl(KF_EXE, KF_EXE, "serve", "--port", "0", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fds[1]);
-    out = fdopen(fds[0], "r");
-    char line[1024];
-    if (out && fgets(line, sizeof line, out)) {
-      const std::string s(line);
-      const auto p = s.find("127.0.0.1:");
-      if (p != std::string::npos) port = std::stoi(s.substr(p + 10));
-    }
-  }
-  ~server() {
-    if (pid > 0) {
-      kill(pid, SIGTERM);
-      int st = 0;
-      waitpid(pid, &st, 0);
-    }
-    if (out) fclose(out);
-  }
-};
+using test::kf_server;
 
 struct http_case {
   std::string name, query, parameter;
@@ -60,11 +30,11 @@ void PrintTo(const http_case& c, std::ostream* os) { *os << "GET /api/smooth?" <
 
 class BadRequest : public ::testing::TestWithParam<http_case> {
  protected:
-  static void SetUpTestSuite() { srv = new server(); }
+  static void SetUpTestSuite() { srv = new kf_server(); }
   static void TearDownTestSuite() { delete srv; }
-  static server* srv;
+  static kf_server* srv;
 };
-server* BadRequest::srv = nullptr;
+kf_server* BadRequest::srv = nullptr;
 
 TEST_P(BadRequest, IsRefusedWith400NamingTheParameter) {
   ASSERT_GT(srv->port, 0) << "kf serve did not start";

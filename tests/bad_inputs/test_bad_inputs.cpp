@@ -4,6 +4,8 @@
 // them), corpus text, parameters, output paths, numerics. HTTP and kill -9 cases are in
 // test_bad_http_kill.cpp. docs/reliability.md lists the classes and what each gets.
 #include <gtest/gtest.h>
+
+#include <initializer_list>
 #include <set>
 
 #include "inputs.hpp"
@@ -68,9 +70,16 @@ bad_case train_s2s(const std::string& name, const std::string& extra,
           {"s2s.safetensors"}};
 }
 
-std::vector<bad_case> file_cases() {
+// The groups below, in this order, make the Files and Parameters suites.
+std::vector<bad_case> concat(std::initializer_list<std::vector<bad_case>> groups) {
+  std::vector<bad_case> all;
+  for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
+  return all;
+}
+
+// Broken, mismatched or non-finite .npy inputs of kf attend.
+std::vector<bad_case> npy_cases() {
   return {
-      // .npy
       attend("npy_missing", "nope.npy", "k.npy", "v.npy", {"nope.npy"}),
       attend("npy_directory", "dir.npy", "k.npy", "v.npy", {"dir.npy"}),
       attend("npy_empty_file", "empty.npy", "k.npy", "v.npy", {"empty.npy"}),
@@ -86,7 +95,12 @@ std::vector<bad_case> file_cases() {
       attend("npy_inf_key", "q.npy", "inf.npy", "v5.npy", {"inf.npy", "row", "column"}),
       attend("npy_columns_differ", "q3.npy", "k.npy", "v.npy", {"3", "2"}),
       attend("npy_value_rows_differ", "q.npy", "k.npy", "v7.npy", {"7", "6"}),
-      // CSV
+  };
+}
+
+// Broken, non-finite or degenerate CSV tables (kf smooth, kde, attend).
+std::vector<bad_case> csv_cases() {
+  return {
       smooth("csv_missing_file", "nope.csv", {"nope.csv"}),
       {"csv_missing_column",
        "smooth {in}/data.csv --x nope --y y --out {out}/fit.csv",
@@ -110,7 +124,12 @@ std::vector<bad_case> file_cases() {
        "attend -q {in}/text.csv -k {in}/text.csv -v {in}/text.csv -o {out}/o.csv",
        {"text.csv", "line 5"},
        {"o.csv"}},
-      // safetensors and the models built from them
+  };
+}
+
+// Broken or edited safetensors files and the models built from them (kf predict, kf sample).
+std::vector<bad_case> safetensors_cases() {
+  return {
       predict("st_missing", "nope.safetensors", {"nope.safetensors"}),
       predict("st_text_file", "text.safetensors", {"text.safetensors"}),
       predict("st_header_length", "hdr.safetensors", {"hdr.safetensors", "header length"}),
@@ -144,6 +163,12 @@ std::vector<bad_case> file_cases() {
              {"lm_pieces.safetensors", "tokenizer_pieces"}),
       sample("lm_unknown_tokenizer", "lm_tokenizer.safetensors",
              {"lm_tokenizer.safetensors", "tokenizer"}),
+  };
+}
+
+// Corpus text (kf train lm) and source/target pairs (kf train seq2seq, kf predict).
+std::vector<bad_case> text_cases() {
+  return {
       // corpus text
       train_lm("corpus_missing", "--corpus {in}/nope.txt", {"nope.txt"}),
       train_lm("corpus_nul_byte", "--corpus {in}/nul.txt", {"nul.txt", "NUL"}),
@@ -168,7 +193,12 @@ std::vector<bad_case> file_cases() {
   };
 }
 
-std::vector<bad_case> parameter_cases() {
+std::vector<bad_case> file_cases() {
+  return concat({npy_cases(), csv_cases(), safetensors_cases(), text_cases()});
+}
+
+// Kernel, bandwidth, mask and method options of kf attend, smooth and kde.
+std::vector<bad_case> smoothing_parameter_cases() {
   return {
       attend("param_unknown_kernel", "q.npy", "k.npy", "v.npy", {"bogus"}, "--kernel bogus"),
       attend("param_negative_bandwidth", "q.npy", "k.npy", "v.npy", {"bandwidth"},
@@ -190,6 +220,12 @@ std::vector<bad_case> parameter_cases() {
        "kde {in}/data.csv --x x --kernel bogus --out {out}/d.csv",
        {"bogus"},
        {"d.csv"}},
+  };
+}
+
+// kf train periodic (resume included) and kf train series options.
+std::vector<bad_case> training_parameter_cases() {
+  return {
       train("param_function", "--function cosine", {"cosine"}),
       {"param_config",
        "train periodic --config huge --save {out}/m.safetensors",
@@ -221,6 +257,12 @@ std::vector<bad_case> parameter_cases() {
       series("series_period_beyond_window", "{in}/data.csv --y y --window 5 --period 7",
              {"period of 7", "window of 5"}),
       series("series_fill", "{in}/data.csv --y y --fill zero", {"--fill", "zero"}),
+  };
+}
+
+// kf train lm / seq2seq, kf sample and kf attention options.
+std::vector<bad_case> language_model_parameter_cases() {
+  return {
       train_lm("param_tokenizer", "--tokenizer bpe --corpus {in}/corpus.txt", {"bpe"}),
       train_lm("param_val_fraction", "--val-fraction 0.95 --corpus {in}/corpus.txt",
                {"--val-fraction"}),
@@ -239,6 +281,12 @@ std::vector<bad_case> parameter_cases() {
        "attention --model {in}/lm.safetensors --head 9 --out {out}/a.png",
        {"--head", "9"},
        {"a.png"}},
+  };
+}
+
+// Unknown subcommands and options, a missing required option, and bad output paths.
+std::vector<bad_case> command_line_cases() {
+  return {
       {"param_unknown_subcommand", "frobnicate", {"frobnicate"}, {}},
       {"param_unknown_option",
        "attend -q {in}/q.npy -k {in}/k.npy -v {in}/v.npy -o {out}/o.npy --frobnicate 3",
@@ -263,6 +311,11 @@ std::vector<bad_case> parameter_cases() {
        {"a.jpg"},
        {}},
   };
+}
+
+std::vector<bad_case> parameter_cases() {
+  return concat({smoothing_parameter_cases(), training_parameter_cases(),
+                 language_model_parameter_cases(), command_line_cases()});
 }
 
 std::vector<bad_case> numeric_cases() {

@@ -231,24 +231,33 @@ TEST_F(KfMpi, SmoothAndKdeRefuseWhatIsNotSharded) {
   }
 }
 
+// The training command ARGS (ending in "--out ") run in one process and under mpirun -np 2 and 3:
+// every run's loss.csv has `rows` losses and the data-parallel ones equal the single process's
+// to 1e-5 relative (float32 sums in another order). `step` names a row in the messages.
+void expect_same_losses(const KfMpi& t, const std::string& args, std::size_t rows,
+                        const std::string& step) {
+  const auto one = run_kf(args + t.p("one"));
+  ASSERT_EQ(one.code, 0) << one.output;
+  const auto ref = csv_column(t.dir / "one" / "loss.csv", 1);
+  ASSERT_EQ(ref.size(), rows);
+  for (int n : {2, 3}) {
+    const std::string out = "np" + std::to_string(n);
+    const auto r = run_mpi(n, args + t.p(out));
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto got = csv_column(t.dir / out / "loss.csv", 1);
+    ASSERT_EQ(got.size(), ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      EXPECT_NEAR(got[i], ref[i], 1e-5 * ref[i]) << step << " " << i + 1 << " -np " << n;
+  }
+}
+
 TEST_F(KfMpi, PeriodicTrainingIsDataParallelWithTheSameLosses) {
   // 901 windows, batch 64: 15 steps per epoch, 30 steps; the last batch (5 rows) splits 3/2
   // over two ranks and 2/2/1 over three.
-  const std::string args =
-      "train periodic --config quick --epochs 2 --batch 64 --dropout 0 --seed 3 --quiet --out ";
-  const auto one = run_kf(args + p("one"));
-  ASSERT_EQ(one.code, 0) << one.output;
-  const auto ref = csv_column(dir / "one" / "loss.csv", 1);
-  ASSERT_EQ(ref.size(), 2u);
-  for (int n : {2, 3}) {
-    const std::string out = "np" + std::to_string(n);
-    const auto r = run_mpi(n, args + p(out));
-    ASSERT_EQ(r.code, 0) << r.output;
-    const auto got = csv_column(dir / out / "loss.csv", 1);
-    ASSERT_EQ(got.size(), ref.size());
-    for (std::size_t e = 0; e < ref.size(); ++e)
-      EXPECT_NEAR(got[e], ref[e], 1e-5 * ref[e]) << "epoch " << e + 1 << " -np " << n;
-  }
+  expect_same_losses(
+      *this,
+      "train periodic --config quick --epochs 2 --batch 64 --dropout 0 --seed 3 --quiet --out ", 2,
+      "epoch");
 }
 
 TEST_F(KfMpi, LanguageModelTrainingIsDataParallelWithTheSameLosses) {
@@ -258,21 +267,10 @@ TEST_F(KfMpi, LanguageModelTrainingIsDataParallelWithTheSameLosses) {
     for (int i = 0; i < 20; ++i)
       corpus << "the cat sat on the mat. the dog sat on the log. a cat and a dog met. ";
   }
-  const std::string args = "train lm --corpus " + p("corpus.txt") +
-                           " --config tiny --iters 20 --batch 5 --seed 2 --quiet --out ";
-  const auto one = run_kf(args + p("one"));
-  ASSERT_EQ(one.code, 0) << one.output;
-  const auto ref = csv_column(dir / "one" / "loss.csv", 1);
-  ASSERT_EQ(ref.size(), 20u);
-  for (int n : {2, 3}) {
-    const std::string out = "np" + std::to_string(n);
-    const auto r = run_mpi(n, args + p(out));
-    ASSERT_EQ(r.code, 0) << r.output;
-    const auto got = csv_column(dir / out / "loss.csv", 1);
-    ASSERT_EQ(got.size(), ref.size());
-    for (std::size_t i = 0; i < ref.size(); ++i)
-      EXPECT_NEAR(got[i], ref[i], 1e-5 * ref[i]) << "iteration " << i + 1 << " -np " << n;
-  }
+  expect_same_losses(*this,
+                     "train lm --corpus " + p("corpus.txt") +
+                         " --config tiny --iters 20 --batch 5 --seed 2 --quiet --out ",
+                     20, "iteration");
 }
 
 }  // namespace

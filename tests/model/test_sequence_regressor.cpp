@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "kernelformer/io/atomic_file.hpp"
@@ -44,24 +46,40 @@ void expect_fd_gradient(sequence_regressor<double>& m, const std::vector<double>
   }
 }
 
+// Backward's gradient of the MSE against y = (0.3, −0.2, 0.9) on the 3 windows of x, checked by
+// central differences on every `stride`-th parameter. With a dropout seed every forward is in
+// training mode with the generator re-seeded by it (the same masks each time); without,
+// evaluation mode.
+void expect_mse_gradient(sequence_regressor<double>& m, const matrix<double>& x, std::size_t stride,
+                         std::optional<std::uint64_t> dropout_seed = {}) {
+  const std::vector<double> y = {0.3, -0.2, 0.9};
+  std::vector<double> pred(3), dpred(3);
+  auto fwd = [&] {
+    if (!dropout_seed) {
+      m.forward(x.cview(), pred, nullptr);
+      return;
+    }
+    std::mt19937_64 rng(*dropout_seed);
+    m.forward(x.cview(), pred, &rng);
+  };
+  auto loss = [&] {
+    fwd();
+    return sequence_regressor<double>::mse(pred, y, {});
+  };
+  m.params().zero_grad();
+  fwd();
+  sequence_regressor<double>::mse(pred, y, dpred);
+  m.backward(dpred);
+  const std::vector<double> g(m.params().grads().begin(), m.params().grads().end());
+  expect_fd_gradient(m, g, loss, stride);
+}
+
 TEST(Regressor, WholeModelFiniteDifferences) {
   for (bool pre : {false, true}) {
     SCOPED_TRACE(pre ? "pre-LN" : "post-LN");
     sequence_regressor<double> m(tiny(pre), 3);
-    const auto x = test::random_matrix<double>(3, 4, 5);
-    const std::vector<double> y = {0.3, -0.2, 0.9};
-    std::vector<double> pred(3), dpred(3);
-    auto loss = [&] {
-      m.forward(x.cview(), pred, nullptr);
-      return sequence_regressor<double>::mse(pred, y, {});
-    };
-    m.params().zero_grad();
-    m.forward(x.cview(), pred, nullptr);
-    sequence_regressor<double>::mse(pred, y, dpred);
-    m.backward(dpred);
-    const std::vector<double> g(m.params().grads().begin(), m.params().grads().end());
     // Every 5th parameter (each layer checks all of its own in tests/nn/test_layers.cpp).
-    expect_fd_gradient(m, g, loss, 5);
+    expect_mse_gradient(m, test::random_matrix<double>(3, 4, 5), 5);
   }
 }
 
@@ -74,27 +92,13 @@ TEST(Regressor, FiniteDifferencesScaledInputsAndDropout) {
   c.block.dropout = 0.25;
   sequence_regressor<double> m(c, 8);
   const auto x = test::random_matrix<double>(3, 4, 6, -2, 2);
-  const std::vector<double> y = {0.3, -0.2, 0.9};
-  std::vector<double> pred(3), dpred(3);
-  auto fwd = [&] {
-    std::mt19937_64 rng(42);
-    m.forward(x.cview(), pred, &rng);
-  };
-  auto loss = [&] {
-    fwd();
-    return sequence_regressor<double>::mse(pred, y, {});
-  };
-  m.params().zero_grad();
-  fwd();
-  sequence_regressor<double>::mse(pred, y, dpred);
-  m.backward(dpred);
-  const std::vector<double> g(m.params().grads().begin(), m.params().grads().end());
-  expect_fd_gradient(m, g, loss, 3);
+  expect_mse_gradient(m, x, 3, 42);
   // Dropout on: training-mode output differs from evaluation.
-  std::vector<double> ev(3);
+  std::vector<double> ev(3), with_dropout(3);
   m.forward(x.cview(), ev, nullptr);
-  fwd();
-  EXPECT_NE(ev, pred);
+  std::mt19937_64 rng(42);
+  m.forward(x.cview(), with_dropout, &rng);
+  EXPECT_NE(ev, with_dropout);
 }
 
 // The other structural variants: the positional table concatenated to the embedding (pe_concat,
@@ -115,19 +119,7 @@ TEST(Regressor, FiniteDifferencesPeConcatCausalAndProductKernel) {
     c.causal = v.causal;
     if (v.product) c.block.kernel = kernel_spec::product(kernel_exp_dot{}, kernel_gaussian{1.5}, 2);
     sequence_regressor<double> m(c, 11);
-    const auto x = test::random_matrix<double>(3, 4, 12);
-    const std::vector<double> y = {0.3, -0.2, 0.9};
-    std::vector<double> pred(3), dpred(3);
-    auto loss = [&] {
-      m.forward(x.cview(), pred, nullptr);
-      return sequence_regressor<double>::mse(pred, y, {});
-    };
-    m.params().zero_grad();
-    m.forward(x.cview(), pred, nullptr);
-    sequence_regressor<double>::mse(pred, y, dpred);
-    m.backward(dpred);
-    const std::vector<double> g(m.params().grads().begin(), m.params().grads().end());
-    expect_fd_gradient(m, g, loss, 3);
+    expect_mse_gradient(m, test::random_matrix<double>(3, 4, 12), 3);
   }
 }
 

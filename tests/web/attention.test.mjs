@@ -15,31 +15,13 @@
 // failed"; exits 0 only when every check passed (2 on a setup error).
 
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { Fatal, assert, check, results } from './harness.mjs';
+import { assert, check } from './harness.mjs';
+import { close, findChromium, hover, kf, main, openPage, readCsv, shownLines } from './attention_harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '../..');
 const TEXT = '</script><b>cat & mat';
 const CORPUS_LINE = 'the cat sat on the mat. </script> <b>bold</b> & <i>it</i> a < b > c\n';
-
-function kf(exe, args) {
-  return execFileSync(exe, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
-                                   env: { ...process.env, OMP_NUM_THREADS: '1' } });
-}
-
-function readCsv(file) {
-  const [head, ...rows] = fs.readFileSync(file, 'utf8').trim().split('\n');
-  const names = head.split(',');
-  return rows.map((r) => Object.fromEntries(r.split(',').map((v, i) => [names[i], v])));
-}
-
-const close = (a, b, rel = 1e-12) => Math.abs(a - b) <= rel * Math.max(1, Math.abs(b));
 
 // The lines the head view shows for query (or key) token `index` of layer/heads in data.
 function expectedLines(s, layer, heads, side, index) {
@@ -53,13 +35,6 @@ function expectedLines(s, layer, heads, side, index) {
   return want;
 }
 
-async function shownLines(page) {
-  return page.$$eval('#lines line', (ls) => ls.map((l) => ({
-    h: Number(l.dataset.head) - 1, i: Number(l.dataset.query), j: Number(l.dataset.key),
-    v: Number(l.dataset.weight), opacity: Number(l.getAttribute('stroke-opacity')),
-    stroke: l.getAttribute('stroke') })));
-}
-
 function compareLines(shown, want) {
   assert(shown.length === want.length, `${shown.length} lines drawn, ${want.length} positive weights`);
   const key = (x) => `${x.h} ${x.i} ${x.j}`;
@@ -70,11 +45,6 @@ function compareLines(shown, want) {
     assert(close(x.v, w.v, 1e-9) && close(x.opacity, w.v, 1e-6),
            `head ${w.h + 1} ${w.i}→${w.j}: weight ${x.v}, opacity ${x.opacity}, data ${w.v}`);
   }
-}
-
-async function hover(page, side, index) {
-  await page.mouse.move(0, 0);
-  await page.hover(`#head-view .token.${side}[data-index="${index}"]`);
 }
 
 async function headViewChecks(page, data, out) {
@@ -176,19 +146,8 @@ async function numbersChecks(page, data, csvRows) {
 }
 
 async function run(kfExe, out) {
-  const require = createRequire(path.join(repoRoot, 'web', 'package.json'));
-  let chromium;
-  try {
-    ({ chromium } = require('playwright-core'));
-  } catch (e) {
-    console.error(`attention.test: playwright-core not found under web/node_modules: run \`npm ci --prefix web\` (${e.message})`);
-    return 2;
-  }
-  const executablePath = process.env.KF_CHROMIUM || '/usr/bin/chromium';
-  if (!fs.existsSync(executablePath)) {
-    console.error(`attention.test: no Chromium at ${executablePath}`);
-    return 2;
-  }
+  const found = findChromium('attention');
+  if (!found) return 2;
   const model = path.join(out, 'markup_lm.safetensors'), html = path.join(out, 'attention.html');
   const csv = path.join(out, 'heads.csv'), corpus = path.join(out, 'markup.txt');
   await check('kf trains a tiny model, writes the page and kf inspect\'s CSV', async () => {
@@ -201,72 +160,22 @@ async function run(kfExe, out) {
   }, { fatal: true });
   const csvRows = readCsv(csv);
 
-  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'], headless: true });
-  try {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const fileUrl = pathToFileURL(html).href;
-    const requests = [];
-    await context.route('**/*', (r) => {
-      requests.push(r.request().url());
-      return r.request().url() === fileUrl ? r.continue() : r.abort();
-    });
-    const page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    let data;
-    await check('the page opens from the file, builds both views, fetches nothing else', async () => {
-      await page.goto(fileUrl, { waitUntil: 'load' });
-      await page.waitForSelector('body[data-ready="true"]');
-      data = await page.evaluate(() => JSON.parse(document.getElementById('attention-data').textContent));
-      const others = requests.filter((u) => u !== fileUrl);
-      assert(others.length === 0, `requests: ${others.join(', ')}`);
+  await openPage(found, html, {
+    openedName: 'the page opens from the file, builds both views, fetches nothing else',
+    opened: (data) => {
       const s = data.sites[0];
       assert(data.sites.length === 1 && s.id === 'decoder_self', `sites ${data.sites.map((x) => x.id)}`);
       assert(s.weights.length === s.layers && s.weights.every((l) => l.length === s.heads &&
              l.every((h) => h.length === s.queries.length && h.every((r) => r.length === s.keys.length))),
              'the weights are not [layers][heads][queries][keys]');
       return `${s.layers} layers × ${s.heads} heads, ${s.queries.length} tokens`;
-    }, { fatal: true });
-    await headViewChecks(page, data, out);
-    await numbersChecks(page, data, csvRows);
-    await check('no uncaught page errors or console errors', async () => {
-      assert(errors.length === 0, errors.slice(0, 3).join(' | '));
-    });
-  } finally {
-    await browser.close();
-  }
+    },
+    checks: async (page, data) => {
+      await headViewChecks(page, data, out);
+      await numbersChecks(page, data, csvRows);
+    },
+  });
   return 0;
 }
 
-async function main() {
-  const kfExe = process.env.KF_EXE;
-  if (!kfExe) {
-    console.error('usage: KF_EXE=path/to/kf [KF_TEST_OUT=DIR] node tests/web/attention.test.mjs');
-    process.exit(2);
-  }
-  const out = path.resolve(process.env.KF_TEST_OUT || fs.mkdtempSync(path.join(os.tmpdir(), 'kf-attention-test-')));
-  fs.mkdirSync(out, { recursive: true });
-  const watchdog = setTimeout(() => {
-    console.log('FAIL the whole test took over 120 s');
-    process.exit(1);
-  }, 120_000);
-  let code = 1;
-  try {
-    code = await run(kfExe, out);
-  } catch (e) {
-    if (!(e instanceof Fatal)) {
-      results.push({ name: 'test harness', ok: false });
-      console.log(`FAIL test harness: ${e && e.stack ? e.stack : e}`);
-    } else console.log(`attention: stopping early: ${e.message}`);
-  }
-  clearTimeout(watchdog);
-  if (code === 2) process.exit(2);
-  const passed = results.filter((r) => r.ok).length;
-  console.log(`attention: output in ${out}`);
-  console.log(`attention: ${passed} passed, ${results.length - passed} failed`);
-  process.exit(results.length > passed || code !== 0 || passed === 0 ? 1 : 0);
-}
-
-main();
+main('attention', 'kf-attention-test-', run);

@@ -16,42 +16,13 @@
 // "attention_seq2seq: N passed, M failed"; exits 0 only when every check passed (2: setup error).
 
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { Fatal, assert, check, results } from './harness.mjs';
+import { assert, check } from './harness.mjs';
+import { close, findChromium, hover, kf, main, openPage, readCsv, shownLines } from './attention_harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '../..');
 const SOURCE = 'k3x9a';
 const SITES = ['encoder_self', 'decoder_self', 'decoder_cross'];
-
-function kf(exe, args) {
-  return execFileSync(exe, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
-                                   env: { ...process.env, OMP_NUM_THREADS: '1' } });
-}
-
-function readCsv(file) {
-  const [head, ...rows] = fs.readFileSync(file, 'utf8').trim().split('\n');
-  const names = head.split(',');
-  return rows.map((r) => Object.fromEntries(r.split(',').map((v, i) => [names[i], v])));
-}
-
-const close = (a, b, rel = 1e-12) => Math.abs(a - b) <= rel * Math.max(1, Math.abs(b));
-
-async function shownLines(page) {
-  return page.$$eval('#lines line', (ls) => ls.map((l) => ({
-    h: Number(l.dataset.head) - 1, i: Number(l.dataset.query), j: Number(l.dataset.key),
-    v: Number(l.dataset.weight), opacity: Number(l.getAttribute('stroke-opacity')) })));
-}
-
-async function hover(page, side, index) {
-  await page.mouse.move(0, 0);
-  await page.hover(`#head-view .token.${side}[data-index="${index}"]`);
-}
 
 async function selectSite(page, data, id) {
   const k = data.sites.findIndex((s) => s.id === id);
@@ -146,19 +117,8 @@ async function siteChecks(page, data, csvRows, out) {
 }
 
 async function run(kfExe, out) {
-  const require = createRequire(path.join(repoRoot, 'web', 'package.json'));
-  let chromium;
-  try {
-    ({ chromium } = require('playwright-core'));
-  } catch (e) {
-    console.error(`attention_seq2seq.test: playwright-core not found under web/node_modules: run \`npm ci --prefix web\` (${e.message})`);
-    return 2;
-  }
-  const executablePath = process.env.KF_CHROMIUM || '/usr/bin/chromium';
-  if (!fs.existsSync(executablePath)) {
-    console.error(`attention_seq2seq.test: no Chromium at ${executablePath}`);
-    return 2;
-  }
+  const found = findChromium('attention_seq2seq');
+  if (!found) return 2;
   const model = path.join(out, 'rev.safetensors'), html = path.join(out, 'attention_s2s.html');
   const csv = path.join(out, 'heads_s2s.csv');
   await check('kf trains a tiny seq2seq model, writes the page and kf inspect\'s CSV', async () => {
@@ -171,68 +131,16 @@ async function run(kfExe, out) {
   }, { fatal: true });
   const csvRows = readCsv(csv);
 
-  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'], headless: true });
-  try {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const fileUrl = pathToFileURL(html).href;
-    const requests = [];
-    await context.route('**/*', (r) => {
-      requests.push(r.request().url());
-      return r.request().url() === fileUrl ? r.continue() : r.abort();
-    });
-    const page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    let data;
-    await check('the page opens from the file with three sites and fetches nothing else', async () => {
-      await page.goto(fileUrl, { waitUntil: 'load' });
-      await page.waitForSelector('body[data-ready="true"]');
-      data = await page.evaluate(() => JSON.parse(document.getElementById('attention-data').textContent));
-      const others = requests.filter((u) => u !== fileUrl);
-      assert(others.length === 0, `requests: ${others.join(', ')}`);
+  await openPage(found, html, {
+    openedName: 'the page opens from the file with three sites and fetches nothing else',
+    opened: (data) => {
       assert(JSON.stringify(data.sites.map((s) => s.id)) === JSON.stringify(SITES), `sites ${data.sites.map((s) => s.id)}`);
       assert(csvRows.length === data.sites.reduce((n, s) => n + s.layers * s.heads, 0), `${csvRows.length} CSV rows`);
       return data.sites.map((s) => `${s.id} ${s.layers}×${s.heads}`).join(', ');
-    }, { fatal: true });
-    await siteChecks(page, data, csvRows, out);
-    await check('no uncaught page errors or console errors', async () => {
-      assert(errors.length === 0, errors.slice(0, 3).join(' | '));
-    });
-  } finally {
-    await browser.close();
-  }
+    },
+    checks: (page, data) => siteChecks(page, data, csvRows, out),
+  });
   return 0;
 }
 
-async function main() {
-  const kfExe = process.env.KF_EXE;
-  if (!kfExe) {
-    console.error('usage: KF_EXE=path/to/kf [KF_TEST_OUT=DIR] node tests/web/attention_seq2seq.test.mjs');
-    process.exit(2);
-  }
-  const out = path.resolve(process.env.KF_TEST_OUT || fs.mkdtempSync(path.join(os.tmpdir(), 'kf-attention-s2s-')));
-  fs.mkdirSync(out, { recursive: true });
-  const watchdog = setTimeout(() => {
-    console.log('FAIL the whole test took over 120 s');
-    process.exit(1);
-  }, 120_000);
-  let code = 1;
-  try {
-    code = await run(kfExe, out);
-  } catch (e) {
-    if (!(e instanceof Fatal)) {
-      results.push({ name: 'test harness', ok: false });
-      console.log(`FAIL test harness: ${e && e.stack ? e.stack : e}`);
-    } else console.log(`attention_seq2seq: stopping early: ${e.message}`);
-  }
-  clearTimeout(watchdog);
-  if (code === 2) process.exit(2);
-  const passed = results.filter((r) => r.ok).length;
-  console.log(`attention_seq2seq: output in ${out}`);
-  console.log(`attention_seq2seq: ${passed} passed, ${results.length - passed} failed`);
-  process.exit(results.length > passed || code !== 0 || passed === 0 ? 1 : 0);
-}
-
-main();
+main('attention_seq2seq', 'kf-attention-s2s-', run);
