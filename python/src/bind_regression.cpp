@@ -54,14 +54,20 @@ py::array_t<bool> bool_array(const std::vector<unsigned char>& v) {
   return a;
 }
 
-py::dict fit_dict(regression_fit&& f) {
-  py::dict d;
-  d["bandwidth"] = f.spec.bandwidth;
-  d["k"] = f.spec.k;
+// The bandwidth choice's summary, the same fields in a regression and a density fit.
+template <class Fit>
+void put_search(py::dict& d, const Fit& f) {
   d["criterion"] = bandwidth_criterion_name(f.criterion);
   d["criterion_value"] = f.criterion_value;
   d["at_search_boundary"] = f.at_search_boundary;
   d["curve"] = curve_list(f.curve);
+}
+
+py::dict fit_dict(regression_fit&& f) {
+  py::dict d;
+  d["bandwidth"] = f.spec.bandwidth;
+  d["k"] = f.spec.k;
+  put_search(d, f);
   d["fitted"] = to_numpy(std::move(f.fitted));
   d["loo_residuals"] = to_numpy(std::move(f.loo_residuals));
   d["hat_diag"] = to_numpy(std::move(f.hat_diag));
@@ -77,11 +83,29 @@ py::dict fit_dict(regression_fit&& f) {
   return d;
 }
 
-void bind_spec(py::module_& m) {
-  py::enum_<regression_method>(m, "RegressionMethod")
-      .value("nw", regression_method::nw)
-      .value("local_linear", regression_method::local_linear)
-      .value("knn", regression_method::knn);
+py::dict criteria_dict(const criterion_values& c) {
+  py::dict d;
+  d["loo_cv"] = c.loo_cv;
+  d["gcv"] = c.gcv;
+  d["aicc"] = c.aicc;
+  d["df"] = c.df;
+  d["rss"] = c.rss;
+  d["undefined"] = c.undefined;
+  return d;
+}
+
+py::dict kde_fit_dict(const kde_fit& f) {
+  py::dict d;
+  d["binned"] = f.binned;
+  d["bandwidth"] = f.bandwidth;
+  put_search(d, f);
+  d["route"] = kde_route_name(f);
+  return d;
+}
+
+// The criteria (BandwidthCriterion, by name) and the rules of thumb: shared by regression and
+// density.
+void bind_bandwidth(py::module_& m) {
   py::enum_<bandwidth_criterion>(m, "BandwidthCriterion")
       .value("fixed", bandwidth_criterion::fixed)
       .value("silverman", bandwidth_criterion::silverman)
@@ -94,7 +118,21 @@ void bind_spec(py::module_& m) {
   m.def("bandwidth_criterion_parse", &bandwidth_criterion_parse, py::arg("text"),
         "'silverman', 'scott', 'cv', 'gcv', 'aic'/'aicc', 'cv-ml', 'cv-ls' -> BandwidthCriterion.");
   m.def("bandwidth_criterion_name", &bandwidth_criterion_name, py::arg("criterion"));
+  m.def(
+      "bandwidth_rule",
+      [](const py::array& x0, bandwidth_criterion rule) {
+        const carray<double> x = as_x(x0, "X");
+        return bandwidth_rule(view(x), rule);
+      },
+      py::arg("x"), py::arg("rule"), "Silverman's or Scott's bandwidth per column of x (n, d).");
+}
 
+// What to fit: the method and kf::regression_spec.
+void bind_spec(py::module_& m) {
+  py::enum_<regression_method>(m, "RegressionMethod")
+      .value("nw", regression_method::nw)
+      .value("local_linear", regression_method::local_linear)
+      .value("knn", regression_method::knn);
   py::class_<regression_spec>(m, "RegressionSpec", "What to fit: kf::regression_spec.")
       .def(py::init<>())
       .def_readwrite("method", &regression_spec::method)
@@ -112,10 +150,9 @@ void bind_spec(py::module_& m) {
       .def_readwrite("per_point", &regression_spec::per_point);
 }
 
-}  // namespace
-
-void bind_regression(py::module_& m) {
-  bind_spec(m);
+// The smoother: fit (bandwidth or k chosen by a criterion), predictions with standard errors,
+// the criteria at a given bandwidth, and the route a fit takes.
+void bind_smoother(py::module_& m) {
   m.def(
       "regression_fit_data",
       [](const regression_spec& spec, const py::array& x0, const py::array& y0,
@@ -165,26 +202,15 @@ gcv, aicc, undefined, route.)");
           thread_scope scope(resolve_threads(threads));
           c = regression_criteria(spec, view(x), span(y));
         }
-        py::dict d;
-        d["loo_cv"] = c.loo_cv;
-        d["gcv"] = c.gcv;
-        d["aicc"] = c.aicc;
-        d["df"] = c.df;
-        d["rss"] = c.rss;
-        d["undefined"] = c.undefined;
-        return d;
+        return criteria_dict(c);
       },
       py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("threads") = 0,
       "The criteria (loo_cv, gcv, aicc, df, rss, undefined) at spec's bandwidth.");
   m.def("regression_route", &regression_route, py::arg("spec"), py::arg("n"), py::arg("d"));
-  m.def(
-      "bandwidth_rule",
-      [](const py::array& x0, bandwidth_criterion rule) {
-        const carray<double> x = as_x(x0, "X");
-        return bandwidth_rule(view(x), rule);
-      },
-      py::arg("x"), py::arg("rule"), "Silverman's or Scott's bandwidth per column of x (n, d).");
+}
 
+// Density: the bandwidth choice, the density at query rows on the fit's route, and ∫K.
+void bind_kde(py::module_& m) {
   m.def(
       "kde_fit_data",
       [](const kernel_spec& kern, const py::array& x0, bandwidth_criterion criterion,
@@ -199,15 +225,7 @@ gcv, aicc, undefined, route.)");
           thread_scope scope(resolve_threads(threads));
           f = kde_fit_data(k, view(x), criterion, std::move(bandwidth), {}, o);
         }
-        py::dict d;
-        d["binned"] = f.binned;
-        d["bandwidth"] = f.bandwidth;
-        d["criterion"] = bandwidth_criterion_name(f.criterion);
-        d["criterion_value"] = f.criterion_value;
-        d["at_search_boundary"] = f.at_search_boundary;
-        d["curve"] = curve_list(f.curve);
-        d["route"] = kde_route_name(f);
-        return d;
+        return kde_fit_dict(f);
       },
       py::arg("kernel"), py::arg("x"), py::arg("criterion"),
       py::arg("bandwidth") = std::vector<double>{}, py::arg("exact") = false,
@@ -242,6 +260,15 @@ gcv, aicc, undefined, route.)");
       "kernel_integral_1d",
       [](const kernel_spec& k) { return kernel_integral_1d(single_kernel(k, "density")); },
       py::arg("kernel"), "The integral of K(|u|) over the real line at bandwidth 1.");
+}
+
+}  // namespace
+
+void bind_regression(py::module_& m) {
+  bind_bandwidth(m);
+  bind_spec(m);
+  bind_smoother(m);
+  bind_kde(m);
 }
 
 }  // namespace kf::py_bind

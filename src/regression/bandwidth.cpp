@@ -32,6 +32,7 @@ constexpr int kGrid = 41;
 constexpr double kScaleLo = 0.01, kScaleHi = 10.0;
 constexpr int kGoldenIters = 40;
 constexpr int kSweeps = 2;
+constexpr int kSweepIters = 22;  // golden-section iterations per column and sweep
 constexpr int kNelderMeadIters = 200;
 
 }  // namespace
@@ -106,40 +107,90 @@ std::vector<double> bandwidth_rule(const_matrix_view<double> x, bandwidth_criter
   return h;
 }
 
-bandwidth_search_result bandwidth_search(const bandwidth_objective& objective,
-                                         const std::vector<double>& reference,
-                                         const std::string& criterion_name,
-                                         const progress_fn& progress) {
-  const int total =
-      kGrid + kGoldenIters +
-      (reference.size() > 1 ? kSweeps * int(reference.size()) * 24 + kNelderMeadIters : 0);
-  int done = 0;
-  // With a progress_fn the caller draws the search's progress; the step keeps the criterion
-  // evaluations' own steps (binning, transforms) quiet either way.
-  progress_step step(fmt::format("choosing the bandwidth ({})", criterion_name), total,
-                     static_cast<bool>(progress));
-  auto tick = [&] {
-    ++done;
-    if (progress) progress(std::min(done, total), total);
-    step.set(std::min(done, total));
-  };
-  auto scaled = [&](double s) {
-    std::vector<double> h = reference;
+namespace {
+
+// The search's criterion evaluations: each one ticks the progress bar (kGrid + kGoldenIters,
+// then for d > 1 the sweeps' and the simplex's budget) and maps NaN to +inf, so a bandwidth the
+// criterion cannot score is simply worse.
+class criterion_evaluator {
+ public:
+  criterion_evaluator(const bandwidth_objective& objective, const std::vector<double>& reference,
+                      const std::string& criterion_name, const progress_fn& progress)
+      : objective_(objective),
+        reference_(reference),
+        progress_(progress),
+        total_(kGrid + kGoldenIters +
+               (reference.size() > 1
+                    ? kSweeps * int(reference.size()) * (kSweepIters + 2) + kNelderMeadIters
+                    : 0)),
+        // With a progress_fn the caller draws the search's progress; the step keeps the
+        // criterion evaluations' own steps (binning, transforms) quiet either way.
+        step_(fmt::format("choosing the bandwidth ({})", criterion_name), total_,
+              static_cast<bool>(progress)) {}
+
+  // The criterion at bandwidth h (+inf where it is NaN).
+  double operator()(const std::vector<double>& h) {
+    const double v = objective_(h);
+    ++done_;
+    if (progress_) progress_(std::min(done_, total_), total_);
+    step_.set(std::min(done_, total_));
+    return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
+  }
+  // h = s · h_ref.
+  std::vector<double> scaled(double s) const {
+    std::vector<double> h = reference_;
     for (double& v : h) v *= s;
     return h;
-  };
-  auto eval = [&](const std::vector<double>& h) {
-    const double v = objective(h);
-    tick();
-    return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
-  };
+  }
+  const std::vector<double>& reference() const { return reference_; }
+  void finish() const {
+    if (progress_) progress_(total_, total_);
+  }
 
-  bandwidth_search_result r;
+ private:
+  const bandwidth_objective& objective_;
+  const std::vector<double>& reference_;
+  const progress_fn& progress_;
+  int total_;
+  int done_ = 0;
+  progress_step step_;
+};
+
+// The last two interior points of a golden-section search (x1 < x2) and their values.
+struct golden_bracket {
+  double x1, f1, x2, f2;
+};
+
+// Golden-section minimization of f over [lo, hi]: two evaluations, then one per iteration (at most
+// iters) while the bracket is wider than tol.
+template <class F>
+golden_bracket golden_section(F&& f, double lo, double hi, int iters, double tol) {
+  const double phi = (std::sqrt(5.0) - 1) / 2;
+  double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
+  double f1 = f(x1), f2 = f(x2);
+  for (int it = 0; it < iters && hi - lo > tol; ++it) {
+    if (f1 < f2) {
+      hi = x2, x2 = x1, f2 = f1;
+      x1 = hi - phi * (hi - lo);
+      f1 = f(x1);
+    } else {
+      lo = x1, x1 = x2, f1 = f2;
+      x2 = lo + phi * (hi - lo);
+      f2 = f(x2);
+    }
+  }
+  return {x1, f1, x2, f2};
+}
+
+// Step 1: the criterion on kGrid log-spaced scales s ∈ [kScaleLo, kScaleHi] into r.curve; returns
+// the best grid index and sets r.at_boundary when it is an end. Throws if no value is finite.
+int grid_scan(criterion_evaluator& eval, const std::string& criterion_name,
+              bandwidth_search_result& r) {
   const double l0 = std::log(kScaleLo), l1 = std::log(kScaleHi);
   int best = -1;
   for (int g = 0; g < kGrid; ++g) {
     const double s = std::exp(l0 + (l1 - l0) * g / (kGrid - 1));
-    const auto h = scaled(s);
+    const auto h = eval.scaled(s);
     r.curve.push_back({s, h, eval(h)});
     if (std::isfinite(r.curve.back().value) &&
         (best < 0 || r.curve.back().value < r.curve[static_cast<std::size_t>(best)].value))
@@ -152,132 +203,157 @@ bandwidth_search_result bandwidth_search(const bandwidth_objective& objective,
         "leaves points alone)",
         criterion_name, kScaleLo, kScaleHi));
   r.at_boundary = best == 0 || best == kGrid - 1;
-  // Golden-section search in log s between the best grid point's neighbours.
-  double a = l0 + (l1 - l0) * std::max(best - 1, 0) / (kGrid - 1);
-  double b = l0 + (l1 - l0) * std::min(best + 1, kGrid - 1) / (kGrid - 1);
-  const double phi = (std::sqrt(5.0) - 1) / 2;
-  double c = b - phi * (b - a), d = a + phi * (b - a);
-  double fc = eval(scaled(std::exp(c))), fd = eval(scaled(std::exp(d)));
-  for (int it = 0; it < kGoldenIters - 2 && b - a > 1e-4; ++it) {
-    if (fc < fd) {
-      b = d, d = c, fd = fc;
-      c = b - phi * (b - a);
-      fc = eval(scaled(std::exp(c)));
-    } else {
-      a = c, c = d, fc = fd;
-      d = a + phi * (b - a);
-      fd = eval(scaled(std::exp(d)));
-    }
-  }
+  return best;
+}
+
+// Step 2: golden section in log s between the best grid point's neighbours (kGoldenIters
+// evaluations at most); sets r.bandwidth and r.value to the best of the grid point and the
+// bracket's last two points.
+void refine_scale(criterion_evaluator& eval, int best, bandwidth_search_result& r) {
+  const double l0 = std::log(kScaleLo), l1 = std::log(kScaleHi);
+  const double a = l0 + (l1 - l0) * std::max(best - 1, 0) / (kGrid - 1);
+  const double b = l0 + (l1 - l0) * std::min(best + 1, kGrid - 1) / (kGrid - 1);
+  const golden_bracket g = golden_section([&](double l) { return eval(eval.scaled(std::exp(l))); },
+                                          a, b, kGoldenIters - 2, 1e-4);
   double best_s = r.curve[static_cast<std::size_t>(best)].scale;
   double best_v = r.curve[static_cast<std::size_t>(best)].value;
-  for (auto [l, v] : {std::pair{c, fc}, std::pair{d, fd}})
+  for (auto [l, v] : {std::pair{g.x1, g.f1}, std::pair{g.x2, g.f2}})
     if (v < best_v) best_v = v, best_s = std::exp(l);
-  r.bandwidth = scaled(best_s);
+  r.bandwidth = eval.scaled(best_s);
   r.value = best_v;
-  // d > 1: coordinate sweeps, each column's bandwidth by golden section in log over [×¼, ×4].
-  for (int sweep = 0; sweep < kSweeps && reference.size() > 1; ++sweep)
-    for (std::size_t col = 0; col < reference.size(); ++col) {
+}
+
+// Step 3 (d > 1): kSweeps coordinate sweeps, each column's bandwidth by golden section in log
+// over [×¼, ×4] around the current r.bandwidth, kept where it improves r.value.
+void coordinate_sweeps(criterion_evaluator& eval, bandwidth_search_result& r) {
+  const std::size_t dim = eval.reference().size();
+  for (int sweep = 0; sweep < kSweeps; ++sweep)
+    for (std::size_t col = 0; col < dim; ++col) {
       auto at = [&](double lf) {
         auto h = r.bandwidth;
         h[col] *= std::exp(lf);
         return h;
       };
-      double lo = std::log(0.25), hi = std::log(4.0);
-      double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
-      double f1 = eval(at(x1)), f2 = eval(at(x2));
-      for (int it = 0; it < 22; ++it) {
-        if (f1 < f2) {
-          hi = x2, x2 = x1, f2 = f1;
-          x1 = hi - phi * (hi - lo);
-          f1 = eval(at(x1));
-        } else {
-          lo = x1, x1 = x2, f1 = f2;
-          x2 = lo + phi * (hi - lo);
-          f2 = eval(at(x2));
-        }
-      }
-      const double lf = f1 < f2 ? x1 : x2, fv = std::min(f1, f2);
+      const golden_bracket g = golden_section([&](double lf) { return eval(at(lf)); },
+                                              std::log(0.25), std::log(4.0), kSweepIters, 0.0);
+      const double lf = g.f1 < g.f2 ? g.x1 : g.x2, fv = std::min(g.f1, g.f2);
       if (fv < r.value) {
         r.bandwidth = at(lf);
         r.value = fv;
       }
     }
-  // d > 1: polish with Nelder–Mead in log h (the sweeps can stall in a curved valley).
-  if (reference.size() > 1) {
-    const std::size_t dim = reference.size();
-    // Log bandwidths are kept within [1e-3, 1e3] × the reference: a criterion that keeps
-    // improving as one bandwidth shrinks (tied data: a leave-one-out density grows without bound)
-    // would otherwise walk the simplex to h = 0.
-    auto from_log = [&](std::vector<double>& l) {
-      std::vector<double> h(l.size());
-      for (std::size_t i = 0; i < l.size(); ++i) {
-        const double ref = std::log(reference[i]);
-        l[i] = std::clamp(l[i], ref - std::log(1e3), ref + std::log(1e3));
-        h[i] = std::exp(l[i]);
-      }
-      return h;
-    };
-    std::vector<std::vector<double>> pts(dim + 1, std::vector<double>(dim));
-    std::vector<double> fv(dim + 1);
-    for (std::size_t i = 0; i <= dim; ++i) {
-      for (std::size_t j = 0; j < dim; ++j)
-        pts[i][j] = std::log(r.bandwidth[j]) + (i == j + 1 ? 0.05 : 0.0);
-      fv[i] = i == 0 ? r.value : eval(from_log(pts[i]));
-    }
-    for (int it = 0; it < kNelderMeadIters; ++it) {
-      std::vector<std::size_t> ord(dim + 1);
-      for (std::size_t i = 0; i <= dim; ++i) ord[i] = i;
-      std::sort(ord.begin(), ord.end(),
-                [&](std::size_t a2, std::size_t b2) { return fv[a2] < fv[b2]; });
-      const std::size_t lo = ord[0], hi = ord[dim], nh = ord[dim - 1];
-      if (std::abs(fv[hi] - fv[lo]) <= 1e-12 * std::abs(fv[lo])) break;
-      std::vector<double> cen(dim, 0.0);
-      for (std::size_t i = 0; i <= dim; ++i)
-        if (i != hi)
-          for (std::size_t j = 0; j < dim; ++j) cen[j] += pts[i][j] / double(dim);
-      auto along = [&](double t) {
-        std::vector<double> p2(dim);
-        for (std::size_t j = 0; j < dim; ++j) p2[j] = cen[j] + t * (pts[hi][j] - cen[j]);
-        return p2;
-      };
-      auto xr = along(-1.0);
-      const double fr = eval(from_log(xr));
-      if (fr < fv[lo]) {
-        auto xe = along(-2.0);
-        const double fe = eval(from_log(xe));
-        if (fe < fr)
-          pts[hi] = xe, fv[hi] = fe;
-        else
-          pts[hi] = xr, fv[hi] = fr;
-      } else if (fr < fv[nh]) {
-        pts[hi] = xr, fv[hi] = fr;
-      } else {
-        auto xc = along(0.5);
-        const double fc2 = eval(from_log(xc));
-        if (fc2 < fv[hi]) {
-          pts[hi] = xc, fv[hi] = fc2;
-        } else {  // shrink toward the best point
-          for (std::size_t i = 0; i <= dim; ++i) {
-            if (i == lo) continue;
-            for (std::size_t j = 0; j < dim; ++j)
-              pts[i][j] = pts[lo][j] + 0.5 * (pts[i][j] - pts[lo][j]);
-            fv[i] = eval(from_log(pts[i]));
-          }
-        }
-      }
-    }
-    const std::size_t best_i =
-        static_cast<std::size_t>(std::min_element(fv.begin(), fv.end()) - fv.begin());
-    if (fv[best_i] < r.value) {
-      r.value = fv[best_i];
-      r.bandwidth = from_log(pts[best_i]);
-    }
-    for (std::size_t i = 0; i < dim; ++i)  // stopped by the clamp: an edge of the search
-      if (std::abs(std::log(r.bandwidth[i] / reference[i])) > std::log(1e3) - 1e-9)
-        r.at_boundary = true;
+}
+
+// A Nelder–Mead simplex in log h: dim + 1 points and their criterion values.
+struct log_simplex {
+  std::vector<std::vector<double>> pts;
+  std::vector<double> fv;
+};
+
+// Log bandwidths are kept within [1e-3, 1e3] × the reference: a criterion that keeps improving as
+// one bandwidth shrinks (tied data: a leave-one-out density grows without bound) would otherwise
+// walk the simplex to h = 0. Clamps l in place and returns h = exp(l).
+std::vector<double> clamped_exp(const std::vector<double>& reference, std::vector<double>& l) {
+  std::vector<double> h(l.size());
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    const double ref = std::log(reference[i]);
+    l[i] = std::clamp(l[i], ref - std::log(1e3), ref + std::log(1e3));
+    h[i] = std::exp(l[i]);
   }
-  if (progress) progress(total, total);
+  return h;
+}
+
+// One Nelder–Mead iteration (reflect, expand, contract, or shrink toward the best point); returns
+// false without evaluating when the simplex's values agree to 1e-12 (converged).
+bool nelder_mead_step(criterion_evaluator& eval, log_simplex& s) {
+  auto& pts = s.pts;
+  auto& fv = s.fv;
+  const std::size_t dim = pts.size() - 1;
+  auto from_log = [&](std::vector<double>& l) { return clamped_exp(eval.reference(), l); };
+  std::vector<std::size_t> ord(dim + 1);
+  for (std::size_t i = 0; i <= dim; ++i) ord[i] = i;
+  std::sort(ord.begin(), ord.end(),
+            [&](std::size_t a2, std::size_t b2) { return fv[a2] < fv[b2]; });
+  const std::size_t lo = ord[0], hi = ord[dim], nh = ord[dim - 1];
+  if (std::abs(fv[hi] - fv[lo]) <= 1e-12 * std::abs(fv[lo])) return false;
+  std::vector<double> cen(dim, 0.0);  // centroid of all points but the worst
+  for (std::size_t i = 0; i <= dim; ++i)
+    if (i != hi)
+      for (std::size_t j = 0; j < dim; ++j) cen[j] += pts[i][j] / double(dim);
+  auto along = [&](double t) {
+    std::vector<double> p2(dim);
+    for (std::size_t j = 0; j < dim; ++j) p2[j] = cen[j] + t * (pts[hi][j] - cen[j]);
+    return p2;
+  };
+  auto xr = along(-1.0);
+  const double fr = eval(from_log(xr));
+  if (fr < fv[lo]) {
+    auto xe = along(-2.0);
+    const double fe = eval(from_log(xe));
+    if (fe < fr)
+      pts[hi] = xe, fv[hi] = fe;
+    else
+      pts[hi] = xr, fv[hi] = fr;
+  } else if (fr < fv[nh]) {
+    pts[hi] = xr, fv[hi] = fr;
+  } else {
+    auto xc = along(0.5);
+    const double fc = eval(from_log(xc));
+    if (fc < fv[hi]) {
+      pts[hi] = xc, fv[hi] = fc;
+    } else {  // shrink toward the best point
+      for (std::size_t i = 0; i <= dim; ++i) {
+        if (i == lo) continue;
+        for (std::size_t j = 0; j < dim; ++j)
+          pts[i][j] = pts[lo][j] + 0.5 * (pts[i][j] - pts[lo][j]);
+        fv[i] = eval(from_log(pts[i]));
+      }
+    }
+  }
+  return true;
+}
+
+// Step 4 (d > 1): polish r with Nelder–Mead in log h (the sweeps can stall in a curved valley),
+// from a simplex of r.bandwidth and its points 5% larger in one column each. Sets r.at_boundary
+// when the best point was stopped by the clamp (an edge of the search).
+void nelder_mead_polish(criterion_evaluator& eval, bandwidth_search_result& r) {
+  const std::vector<double>& reference = eval.reference();
+  const std::size_t dim = reference.size();
+  log_simplex s{std::vector<std::vector<double>>(dim + 1, std::vector<double>(dim)),
+                std::vector<double>(dim + 1)};
+  for (std::size_t i = 0; i <= dim; ++i) {
+    for (std::size_t j = 0; j < dim; ++j)
+      s.pts[i][j] = std::log(r.bandwidth[j]) + (i == j + 1 ? 0.05 : 0.0);
+    s.fv[i] = i == 0 ? r.value : eval(clamped_exp(reference, s.pts[i]));
+  }
+  for (int it = 0; it < kNelderMeadIters; ++it)
+    if (!nelder_mead_step(eval, s)) break;
+  const std::size_t best_i =
+      static_cast<std::size_t>(std::min_element(s.fv.begin(), s.fv.end()) - s.fv.begin());
+  if (s.fv[best_i] < r.value) {
+    r.value = s.fv[best_i];
+    r.bandwidth = clamped_exp(reference, s.pts[best_i]);
+  }
+  for (std::size_t i = 0; i < dim; ++i)  // stopped by the clamp: an edge of the search
+    if (std::abs(std::log(r.bandwidth[i] / reference[i])) > std::log(1e3) - 1e-9)
+      r.at_boundary = true;
+}
+
+}  // namespace
+
+bandwidth_search_result bandwidth_search(const bandwidth_objective& objective,
+                                         const std::vector<double>& reference,
+                                         const std::string& criterion_name,
+                                         const progress_fn& progress) {
+  criterion_evaluator eval(objective, reference, criterion_name, progress);
+  bandwidth_search_result r;
+  const int best = grid_scan(eval, criterion_name, r);
+  refine_scale(eval, best, r);
+  if (reference.size() > 1) {
+    coordinate_sweeps(eval, r);
+    nelder_mead_polish(eval, r);
+  }
+  eval.finish();
   for (double h : r.bandwidth)
     if (!(std::isfinite(h) && h > 0))
       throw std::logic_error("bandwidth search produced a non-positive bandwidth");

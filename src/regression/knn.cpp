@@ -265,4 +265,47 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_sear
   return total;
 }
 
+// The fit on the neighbor-search route (see knn.hpp); sets spec.k when it is chosen.
+criterion_values knn_fit(regression_fit& f, regression_spec& spec) {
+  const const_matrix_view<double> x = f.x.cview();
+  const std::span<const double> y = f.y;
+  const index n = x.rows;
+  auto index_ptr = std::make_shared<const knn_search>(x);
+  const knn_search& search = *index_ptr;
+  f.knn_index = index_ptr;                   // predictions reuse it
+  f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter: given, or
+  if (spec.k == 0) {                         // chosen by leave-one-out CV
+    if (n < 3) throw std::invalid_argument("knn: choosing k by LOO-CV needs at least 3 points");
+    const auto curve = knn_loo_cv_curve(spec, search, x, y, spec.k_max);
+    const auto best = std::min_element(curve.begin(), curve.end());
+    spec.k = static_cast<index>(best - curve.begin()) + 1;
+    for (std::size_t j = 0; j < curve.size(); ++j)
+      f.curve.push_back({double(j + 1), {double(j + 1)}, curve[j]});  // k in both
+    f.criterion = bandwidth_criterion::loo_cv;
+    f.at_search_boundary = spec.k == static_cast<index>(curve.size()) && curve.size() > 1;
+  }
+  if (spec.k < 1 || spec.k > n)
+    throw std::invalid_argument(
+        fmt::format("knn: k = {} must be in 1..{} (the number of points)", spec.k, n));
+  f.spec = spec;
+  auto t = knn_training_pass(spec, search, x, y);
+  criterion_values cv{0, 0, 0, 0, 0, 0};
+  double loo = 0;
+  for (index i = 0; i < n; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    const double r = y[iu] - t.fitted[iu];
+    cv.rss += r * r;
+    cv.df += t.self_weight[iu];
+    loo += t.loo_residuals[iu] * t.loo_residuals[iu];
+  }
+  cv = criteria_from_sums(cv.rss, cv.df, loo, n);
+  f.undefined = 0;
+  if (spec.per_point) {
+    f.fitted = std::move(t.fitted);
+    f.hat_diag = std::move(t.self_weight);
+    f.loo_residuals = std::move(t.loo_residuals);
+  }
+  return cv;
+}
+
 }  // namespace kf::detail

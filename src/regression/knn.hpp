@@ -59,4 +59,10 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_sear
                                      const_matrix_view<double> x, std::span<const double> y,
                                      index k_max);
 
+// KNN on the neighbor-search route: k chosen by leave-one-out CV when spec.k = 0, then one pass
+// of k + 1 neighbors per training point for the fit, the hat diagonal and the leave-one-out
+// residuals — which drop the point itself: the k nearest other points predict it (not the
+// linear-smoother shortcut (y − ŷ)/(1 − L_ii), which would use k − 1 of them). One k-d tree.
+criterion_values knn_fit(regression_fit& f, regression_spec& spec);
+
 }  // namespace kf::detail

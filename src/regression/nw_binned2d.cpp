@@ -10,6 +10,7 @@
 #include "kernelformer/progress.hpp"
 #include "kernelformer/regression/binned.hpp"
 #include "regression/binned2d.hpp"
+#include "regression/smoother_routes.hpp"
 
 namespace kf::detail {
 namespace {
@@ -66,12 +67,8 @@ regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_v
   }
   const binned_2d& bd = reuse ? prepared->bd : *own;
   const binned_2d::sums& sm = reuse ? prepared->sm : own_sums;
-  regression_eval r;
   const auto nq = static_cast<std::size_t>(xq.rows);
-  r.fit.assign(nq, 0.0);
-  r.sum_l2.assign(nq, 0.0);
-  r.defined.assign(nq, 0);
-  if (at_training) r.self_weight.assign(nq, 0.0);
+  regression_eval r = regression_eval_for(nq, at_training);
   progress_step step(fmt::format("evaluating at {} points", xq.rows), xq.rows);
   for (index i = 0; i < xq.rows; ++i) {
     step.tick(i);

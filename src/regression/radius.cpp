@@ -101,11 +101,7 @@ regression_eval radius_pass(const Kern& unit, const Tree& tree, const matrix<dou
   const index nq = qs.rows();
   const double k0 = unit.template weight<double>(0.0);
   const auto nqu = static_cast<std::size_t>(nq);
-  regression_eval r;
-  r.fit.assign(nqu, 0.0);
-  r.sum_l2.assign(nqu, 0.0);
-  r.defined.assign(nqu, 0);
-  if (at_training) r.self_weight.assign(nqu, 0.0);
+  regression_eval r = regression_eval_for(nqu, at_training);
   index undefined = 0, fallback = 0;
   progress_step step(fmt::format("exact sums over each support (k-d tree, {} points)", nq), nq);
 #pragma omp parallel reduction(+ : undefined, fallback)

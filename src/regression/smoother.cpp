@@ -132,12 +132,8 @@ void binned_each(const regression_spec& spec, std::span<const double> x, std::sp
 regression_eval evaluate_binned(const regression_spec& spec, std::span<const double> x,
                                 std::span<const double> y, const_matrix_view<double> xq,
                                 bool at_training) {
-  regression_eval r;
   const auto nq = static_cast<std::size_t>(xq.rows);
-  r.fit.assign(nq, 0.0);
-  r.sum_l2.assign(nq, 0.0);
-  r.defined.assign(nq, 0);
-  if (at_training) r.self_weight.assign(nq, 0.0);
+  regression_eval r = detail::regression_eval_for(nq, at_training);
   binned_each(spec, x, y, xq, [&](std::size_t i, const local_quantities* q) {
     if (q == nullptr) {
       ++r.undefined;
@@ -444,50 +440,100 @@ void sorted_copy(const_matrix_view<double> x, std::span<const double> y, matrix<
   }
 }
 
-// KNN on the neighbor-search route: k chosen by leave-one-out CV when spec.k = 0, then one pass
-// of k + 1 neighbors per training point for the fit, the hat diagonal and the leave-one-out
-// residuals — which drop the point itself: the k nearest other points predict it (not the
-// linear-smoother shortcut (y − ŷ)/(1 − L_ii), which would use k − 1 of them). One k-d tree.
-criterion_values knn_fit(regression_fit& f, regression_spec& spec) {
-  const const_matrix_view<double> x = f.x.cview();
-  const std::span<const double> y = f.y;
-  const index n = x.rows;
-  auto index_ptr = std::make_shared<const detail::knn_search>(x);
-  const detail::knn_search& search = *index_ptr;
-  f.knn_index = index_ptr;                   // predictions reuse it
-  f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter: given, or
-  if (spec.k == 0) {                         // chosen by leave-one-out CV
-    if (n < 3) throw std::invalid_argument("knn: choosing k by LOO-CV needs at least 3 points");
-    const auto curve = detail::knn_loo_cv_curve(spec, search, x, y, spec.k_max);
-    const auto best = std::min_element(curve.begin(), curve.end());
-    spec.k = static_cast<index>(best - curve.begin()) + 1;
-    for (std::size_t j = 0; j < curve.size(); ++j)
-      f.curve.push_back({double(j + 1), {double(j + 1)}, curve[j]});  // k in both
-    f.criterion = bandwidth_criterion::loo_cv;
-    f.at_search_boundary = spec.k == static_cast<index>(curve.size()) && curve.size() > 1;
-  }
-  if (spec.k < 1 || spec.k > n)
+// A data-driven bandwidth (loo_cv, gcv, aicc) into spec.bandwidth: the criterion minimized by
+// bandwidth_search from the Silverman rule, on the route the fit will take; the search's curve
+// and boundary flag into f.
+void search_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::span<const double> y,
+                      bandwidth_criterion criterion, const progress_fn& progress,
+                      regression_fit& f) {
+  const index n = x.rows, d = x.cols;
+  const index need = criterion == bandwidth_criterion::aicc ? 5 : 3;
+  if (n < need)
     throw std::invalid_argument(
-        fmt::format("knn: k = {} must be in 1..{} (the number of points)", spec.k, n));
-  f.spec = spec;
-  auto t = detail::knn_training_pass(spec, search, x, y);
-  criterion_values cv{0, 0, 0, 0, 0, 0};
-  double loo = 0;
-  for (index i = 0; i < n; ++i) {
-    const auto iu = static_cast<std::size_t>(i);
-    const double r = y[iu] - t.fitted[iu];
-    cv.rss += r * r;
-    cv.df += t.self_weight[iu];
-    loo += t.loo_residuals[iu] * t.loo_residuals[iu];
+        fmt::format("bandwidth selection by {} needs at least {} points, got {}",
+                    bandwidth_criterion_name(criterion), need, n));
+  // The binned path bins once per grid size and searches at a coarser resolution.
+  std::unique_ptr<binned_data> bd;
+  std::vector<double> hold;
+  const auto xs = use_binned(spec, n, d) ? column0(x, hold) : std::span<const double>{};
+  if (!xs.empty())
+    bd = std::make_unique<binned_data>(xs, y, *std::min_element(xs.begin(), xs.end()),
+                                       *std::max_element(xs.begin(), xs.end()), spec.shard);
+  // The sorted-window route searches a sorted copy (sorted once, not per bandwidth).
+  matrix<double> x_sorted;
+  std::vector<double> y_sorted;
+  if (!bd && d == 1 && spec.method != regression_method::knn &&
+      detail::sorted_window_supports(spec.kernel))
+    sorted_copy(x, y, x_sorted, y_sorted);
+  auto objective = [&](const std::vector<double>& h) {
+    regression_spec s = spec;
+    s.bandwidth = h;
+    const auto cv =
+        bd ? criteria_binned(s, *bd, binned_settings{}.search_cells_per_h)
+        : use_binned2d(s, n, d)
+            ? detail::nw_binned2d_criteria(s, x, y, detail::binned2d_settings{}.search_cells_per_h)
+        : !y_sorted.empty() ? regression_criteria(s, x_sorted.cview(), y_sorted)
+                            : regression_criteria(s, x, y);
+    return criterion == bandwidth_criterion::loo_cv ? cv.loo_cv
+           : criterion == bandwidth_criterion::gcv  ? cv.gcv
+                                                    : cv.aicc;
+  };
+  const auto res = bandwidth_search(objective, bandwidth_rule(x, bandwidth_criterion::silverman),
+                                    bandwidth_criterion_name(criterion), progress);
+  spec.bandwidth = res.bandwidth;
+  f.curve = res.curve;
+  f.at_search_boundary = res.at_boundary;
+}
+
+// spec.bandwidth by the criterion (given, a rule of thumb, or searched); f.criterion records it
+// (knn: fixed, k being its smoothing parameter). Throws for a density criterion.
+void choose_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::span<const double> y,
+                      bandwidth_criterion criterion, const progress_fn& progress,
+                      regression_fit& f) {
+  f.criterion = criterion;
+  if (spec.method == regression_method::knn) {
+    if (spec.k == 0 && spec.exact)
+      throw std::invalid_argument("knn: k by LOO-CV takes the neighbor route, not exact");
+    f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter
+    return;
   }
-  cv = criteria_from_sums(cv.rss, cv.df, loo, n);
-  f.undefined = 0;
-  if (spec.per_point) {
-    f.fitted = std::move(t.fitted);
-    f.hat_diag = std::move(t.self_weight);
-    f.loo_residuals = std::move(t.loo_residuals);
+  switch (criterion) {
+    case bandwidth_criterion::fixed:
+      spec.bandwidth = regression_bandwidths(spec, x.cols);
+      break;
+    case bandwidth_criterion::silverman:
+    case bandwidth_criterion::scott:
+      spec.bandwidth = bandwidth_rule(x, criterion);
+      break;
+    case bandwidth_criterion::loo_cv:
+    case bandwidth_criterion::gcv:
+    case bandwidth_criterion::aicc:
+      search_bandwidth(spec, x, y, criterion, progress, f);
+      break;
+    default:
+      throw std::invalid_argument(fmt::format("{} is a density criterion, not a regression one",
+                                              bandwidth_criterion_name(criterion)));
   }
-  return cv;
+}
+
+// The fit's summary from its criterion values: df, RSS, R² against the mean of y, σ² (residual
+// variance on n − df degrees of freedom, or n when df ≈ n), and the chosen criterion's value.
+void summarize_fit(regression_fit& f, const criterion_values& cv) {
+  const std::span<const double> y = f.y;
+  const index n = f.x.rows();
+  double ybar = 0, tss = 0;
+  for (double v : y) ybar += v / double(n);
+  for (double v : y) tss += (v - ybar) * (v - ybar);
+  f.df = cv.df;
+  f.rss = cv.rss;
+  f.r2 = tss > 0 ? 1.0 - cv.rss / tss : 0.0;
+  f.sigma2 = double(n) - cv.df > 0.5 ? cv.rss / (double(n) - cv.df) : cv.rss / double(n);
+  f.loo_cv = cv.loo_cv;
+  f.gcv = cv.gcv;
+  f.aicc = cv.aicc;
+  f.criterion_value = f.criterion == bandwidth_criterion::gcv    ? cv.gcv
+                      : f.criterion == bandwidth_criterion::aicc ? cv.aicc
+                                                                 : cv.loo_cv;
 }
 
 }  // namespace
@@ -520,83 +566,12 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
   const index n = x.rows, d = x.cols;
   if (spec.shard.active() && !regression_shard_refusal(spec, n, d).empty())
     throw std::invalid_argument("regression: " + regression_shard_refusal(spec, n, d));
-  f.criterion = criterion;
-  if (spec.method == regression_method::knn) {
-    if (spec.k == 0 && spec.exact)
-      throw std::invalid_argument("knn: k by LOO-CV takes the neighbor route, not exact");
-    f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter
-  } else {
-    switch (criterion) {
-      case bandwidth_criterion::fixed:
-        spec.bandwidth = regression_bandwidths(spec, d);
-        break;
-      case bandwidth_criterion::silverman:
-      case bandwidth_criterion::scott:
-        spec.bandwidth = bandwidth_rule(x, criterion);
-        break;
-      case bandwidth_criterion::loo_cv:
-      case bandwidth_criterion::gcv:
-      case bandwidth_criterion::aicc: {
-        const index need = criterion == bandwidth_criterion::aicc ? 5 : 3;
-        if (n < need)
-          throw std::invalid_argument(
-              fmt::format("bandwidth selection by {} needs at least {} points, got {}",
-                          bandwidth_criterion_name(criterion), need, n));
-        // The binned path bins once per grid size and searches at a coarser resolution.
-        std::unique_ptr<binned_data> bd;
-        std::vector<double> hold;
-        const auto xs = use_binned(spec, n, d) ? column0(x, hold) : std::span<const double>{};
-        if (!xs.empty())
-          bd = std::make_unique<binned_data>(xs, y, *std::min_element(xs.begin(), xs.end()),
-                                             *std::max_element(xs.begin(), xs.end()), spec.shard);
-        // The sorted-window route searches a sorted copy (sorted once, not per bandwidth).
-        matrix<double> x_sorted;
-        std::vector<double> y_sorted;
-        if (!bd && d == 1 && spec.method != regression_method::knn &&
-            detail::sorted_window_supports(spec.kernel))
-          sorted_copy(x, y, x_sorted, y_sorted);
-        auto objective = [&](const std::vector<double>& h) {
-          regression_spec s = spec;
-          s.bandwidth = h;
-          const auto cv = bd ? criteria_binned(s, *bd, binned_settings{}.search_cells_per_h)
-                          : use_binned2d(s, n, d)
-                              ? detail::nw_binned2d_criteria(
-                                    s, x, y, detail::binned2d_settings{}.search_cells_per_h)
-                          : !y_sorted.empty() ? regression_criteria(s, x_sorted.cview(), y_sorted)
-                                              : regression_criteria(s, x, y);
-          return criterion == bandwidth_criterion::loo_cv ? cv.loo_cv
-                 : criterion == bandwidth_criterion::gcv  ? cv.gcv
-                                                          : cv.aicc;
-        };
-        const auto res =
-            bandwidth_search(objective, bandwidth_rule(x, bandwidth_criterion::silverman),
-                             bandwidth_criterion_name(criterion), progress);
-        spec.bandwidth = res.bandwidth;
-        f.curve = res.curve;
-        f.at_search_boundary = res.at_boundary;
-        break;
-      }
-      default:
-        throw std::invalid_argument(fmt::format("{} is a density criterion, not a regression one",
-                                                bandwidth_criterion_name(criterion)));
-    }
-  }
+  choose_bandwidth(spec, x, y, criterion, progress, f);
   f.spec = spec;
-  const criterion_values cv =
-      spec.method == regression_method::knn && !spec.exact ? knn_fit(f, spec) : fit_diagnostics(f);
-  double ybar = 0, tss = 0;
-  for (double v : y) ybar += v / double(n);
-  for (double v : y) tss += (v - ybar) * (v - ybar);
-  f.df = cv.df;
-  f.rss = cv.rss;
-  f.r2 = tss > 0 ? 1.0 - cv.rss / tss : 0.0;
-  f.sigma2 = double(n) - cv.df > 0.5 ? cv.rss / (double(n) - cv.df) : cv.rss / double(n);
-  f.loo_cv = cv.loo_cv;
-  f.gcv = cv.gcv;
-  f.aicc = cv.aicc;
-  f.criterion_value = f.criterion == bandwidth_criterion::gcv    ? cv.gcv
-                      : f.criterion == bandwidth_criterion::aicc ? cv.aicc
-                                                                 : cv.loo_cv;
+  const criterion_values cv = spec.method == regression_method::knn && !spec.exact
+                                  ? detail::knn_fit(f, spec)
+                                  : fit_diagnostics(f);
+  summarize_fit(f, cv);
   return f;
 }
 

@@ -216,11 +216,7 @@ regression_eval evaluate_all_pairs(const regression_spec& spec, const_matrix_vie
   const index cx = ps.cx, cxx = ps.cxx, cxy = ps.cxy;
   const kernel_spec& kern = ps.kern;
   const bool ll = spec.method == regression_method::local_linear;
-  regression_eval r;
-  r.fit.assign(static_cast<std::size_t>(nq), 0.0);
-  r.sum_l2.assign(static_cast<std::size_t>(nq), 0.0);
-  r.defined.assign(static_cast<std::size_t>(nq), 0);
-  if (at_training) r.self_weight.assign(static_cast<std::size_t>(nq), 0.0);
+  regression_eval r = regression_eval_for(static_cast<std::size_t>(nq), at_training);
   const double lw0 = log_self_weight(kern.first);
   const auto hvec = spec.method == regression_method::knn
                         ? std::vector<double>(static_cast<std::size_t>(d), 1.0)

@@ -25,6 +25,17 @@ void check_regression_data(const_matrix_view<double> x, std::span<const double> 
 // The per-column bandwidths of spec (broadcasting a single value); validated.
 std::vector<double> regression_bandwidths(const regression_spec& spec, index d);
 
+// Every route's result for nq queries before any is evaluated: fit and Σℓ² zero, none defined;
+// self weights (zero) only at the training points.
+inline regression_eval regression_eval_for(std::size_t nq, bool at_training) {
+  regression_eval r;
+  r.fit.assign(nq, 0.0);
+  r.sum_l2.assign(nq, 0.0);
+  r.defined.assign(nq, 0);
+  if (at_training) r.self_weight.assign(nq, 0.0);
+  return r;
+}
+
 // Fit, Σℓ² and self weight at one query from its local kernel moments
 //   s_p = Σ K dᵖ, t_p = Σ K dᵖ y, q_p = Σ K² dᵖ   (d = x_j − x, in any fixed unit)
 // (p ≤ 2 for local linear, p = 0 for Nadaraya–Watson). k0 = K(0), a training point's weight on

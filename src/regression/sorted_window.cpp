@@ -267,11 +267,7 @@ regression_eval sorted_window_evaluate(const regression_spec& spec, const_matrix
   const std::span<const double> qs = at_training ? std::span<const double>(xs) : qs_hold;
 
   const auto nq = static_cast<std::size_t>(xq.rows);
-  regression_eval r;
-  r.fit.assign(nq, 0.0);
-  r.sum_l2.assign(nq, 0.0);
-  r.defined.assign(nq, 0);
-  if (at_training) r.self_weight.assign(nq, 0.0);
+  regression_eval r = regression_eval_for(nq, at_training);
   any_kernel unit = spec.kernel;
   kernel_set_param(unit, 1.0);
   std::atomic<index> fallback{0};
