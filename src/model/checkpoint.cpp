@@ -1,3 +1,7 @@
+// safetensors checkpoints (model/checkpoint.hpp): the metadata readers every model's
+// from_metadata uses, encoding, the parse that checks every size against the bytes present before
+// it copies anything, the comparison with a model's parameters, and the training state stored
+// beside the weights (model/train_state.hpp).
 #include "kernelformer/model/checkpoint.hpp"
 
 #include <fmt/format.h>
@@ -68,6 +72,7 @@ bool checkpoint_metadata_bool(const std::map<std::string, std::string>& m, const
 
 namespace {
 
+// Every parse error: "<file>: <what>", one line.
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw std::runtime_error(fmt::format("{}: {}", name, what));
 }
@@ -75,6 +80,7 @@ namespace {
 const char* dtype_name(checkpoint_dtype d) {
   return d == checkpoint_dtype::f32 ? "F32" : d == checkpoint_dtype::f64 ? "F64" : "I64";
 }
+// Bytes per element.
 std::size_t dtype_size(checkpoint_dtype d) { return d == checkpoint_dtype::f32 ? 4 : 8; }
 
 // A JSON value for a message: primitives and short flat arrays as they are (bounded), anything
@@ -87,6 +93,7 @@ std::string brief(const nlohmann::json& j) {
   return j.is_array() ? fmt::format("an array of {} items", j.size()) : "an object";
 }
 
+// The number of elements, the product of the shape (1 for a scalar []); callers have bounded it.
 std::size_t tensor_count(const checkpoint_tensor& t) {
   std::size_t n = 1;
   for (index s : t.shape) n *= static_cast<std::size_t>(s);
@@ -150,6 +157,7 @@ entry parse_entry(const std::string& name, const std::string& key, const nlohman
   return r;
 }
 
+// "__metadata__" into ck.metadata: an object of strings, as the format prescribes.
 void parse_metadata(const std::string& name, const nlohmann::json& md, checkpoint& ck) {
   if (!md.is_object()) fail(name, "__metadata__ is not an object of strings");
   for (auto m = md.begin(); m != md.end(); ++m) {
@@ -184,6 +192,9 @@ void check_layout(const std::string& name, std::vector<entry>& es, std::uint64_t
          fmt::format("bytes {} to {} of the data section belong to no tensor", at, data_size));
 }
 
+// Copies t's bytes from src (inside the data section, checked by the caller) into the vector of
+// its dtype; floating-point values must be finite (a NaN weight would only surface as NaN
+// losses later).
 void read_values(const std::string& name, const char* src, checkpoint_tensor& t) {
   const std::size_t n = tensor_count(t);
   auto finite = [&](auto* v) {
@@ -215,6 +226,9 @@ const checkpoint_tensor* checkpoint::find(const std::string& name) const {
   return nullptr;
 }
 
+// [u64 header length N][N bytes of JSON, space-padded to a multiple of 8][F32 parameters in
+// registration order][extra tensors, 8 bytes per element]; data_offsets are relative to the data
+// section.
 std::string checkpoint_encode(const nn::parameters<float>& params,
                               const std::map<std::string, std::string>& metadata,
                               const std::vector<checkpoint_tensor>& extra) {
@@ -231,12 +245,12 @@ std::string checkpoint_encode(const nn::parameters<float>& params,
   for (const auto& t : extra) add(t.name, dtype_name(t.dtype), t.shape, tensor_count(t) * 8);
   std::string h = header.dump();
   h.append((8 - h.size() % 8) % 8, ' ');
-  std::string out(8, '\0');
+  std::string out(8, '\0');  // N, little-endian
   const std::uint64_t n = h.size();
   for (int b = 0; b < 8; ++b)
     out[static_cast<std::size_t>(b)] = static_cast<char>((n >> (8 * b)) & 0xff);
   out += h;
-  const auto values = params.values();
+  const auto values = params.values();  // the flat buffer: every parameter, in order
   out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
   for (const auto& t : extra) {
     if (t.dtype == checkpoint_dtype::f64 && t.values_f64.size() == tensor_count(t))
@@ -255,6 +269,9 @@ void checkpoint_save(const std::string& path, const nn::parameters<float>& param
   io::write_file_atomic(path, checkpoint_encode(params, metadata));
 }
 
+// Order of trust: header length against the file (and 100 MiB), JSON, each entry against the data
+// section, the layout (no overlap, no gap), and only then the values copied. `name` (the path)
+// prefixes every message.
 checkpoint checkpoint_parse(const std::string& bytes, const std::string& name) {
   if (bytes.size() < 8)
     fail(name, "not a safetensors file (shorter than its 8-byte header length)");
@@ -291,7 +308,7 @@ checkpoint checkpoint_parse(const std::string& bytes, const std::string& name) {
     read_values(name, bytes.data() + data_start + e.begin, e.t);
     ck.tensors.push_back(std::move(e.t));
   }
-  std::sort(ck.tensors.begin(), ck.tensors.end(),
+  std::sort(ck.tensors.begin(), ck.tensors.end(),  // by name: the file's order carries nothing
             [](const auto& a, const auto& b) { return a.name < b.name; });
   return ck;
 }
@@ -302,7 +319,7 @@ checkpoint checkpoint_load(const std::string& path) {
 
 void checkpoint_check_shapes(const checkpoint& ck, const nn::parameters<float>& params,
                              const std::string& config) {
-  std::string missing;
+  std::string missing;  // names of the absent tensors, listed together (bounded)
   for (const auto& pi : params.info()) {
     const auto* t = ck.find(pi.name);
     if (!t) {
@@ -351,6 +368,7 @@ void checkpoint_apply(const checkpoint& ck, nn::parameters<float>& params) {
 
 // ---- training state (model/train_state.hpp) ----
 
+// The standard text form (operator<<): portable across implementations of std::mt19937_64.
 std::string rng_save(const std::mt19937_64& g) {
   std::ostringstream os;
   os << g;
@@ -368,10 +386,27 @@ void rng_load(std::mt19937_64& g, const std::string& text, const std::string& wh
   g = r;
 }
 
+void train_state_store(train_state& s, const optim::adamw<float>& opt, const std::mt19937_64& rng,
+                       const std::mt19937_64& dropout_rng) {
+  s.adam_steps = opt.steps();
+  s.exp_avg = opt.exp_avg();
+  s.exp_avg_sq = opt.exp_avg_sq();
+  s.rng = rng_save(rng);
+  s.dropout_rng = rng_save(dropout_rng);
+}
+
+void train_state_restore(const train_state& s, optim::adamw<float>& opt, std::mt19937_64& rng,
+                         std::mt19937_64& dropout_rng) {
+  opt.restore(s.exp_avg, s.exp_avg_sq, s.adam_steps);
+  rng_load(rng, s.rng, "kf_train.rng");
+  rng_load(dropout_rng, s.dropout_rng, "kf_train.dropout_rng");
+}
+
 namespace {
 
 const std::string kT = kTrainStatePrefix;
 
+// An F64 state tensor kf_train.<name>: (n) or, with cols, (n / cols, cols).
 checkpoint_tensor f64_tensor(const std::string& name, std::vector<double> v, index cols = 0) {
   checkpoint_tensor t;
   t.name = kT + name;
@@ -382,6 +417,8 @@ checkpoint_tensor f64_tensor(const std::string& name, std::vector<double> v, ind
   return t;
 }
 
+// kf_train.<name> with the expected dtype and rank, or nullptr when absent (an optional field);
+// throws when present but of another dtype or rank.
 const checkpoint_tensor* state_tensor(const checkpoint& ck, const std::string& name,
                                       checkpoint_dtype dt, std::size_t rank) {
   const auto* t = ck.find(kT + name);
@@ -394,6 +431,8 @@ const checkpoint_tensor* state_tensor(const checkpoint& ck, const std::string& n
 
 }  // namespace
 
+// Scalars and generator states as metadata strings; vectors as F64/I64 tensors (an empty one
+// with 0 rows, so every field is always present).
 void train_state_encode(const train_state& s, std::map<std::string, std::string>& metadata,
                         std::vector<checkpoint_tensor>& tensors) {
   metadata[kT + "done"] = std::to_string(s.done);
@@ -415,14 +454,14 @@ void train_state_encode(const train_state& s, std::map<std::string, std::string>
 }
 
 std::optional<train_state> train_state_decode(const checkpoint& ck, index parameters) {
-  if (!ck.metadata.count(kT + "done")) return std::nullopt;
+  if (!ck.metadata.count(kT + "done")) return std::nullopt;  // a final model: no state
   train_state s;
   const index big = std::numeric_limits<index>::max() / 4;
   s.done = checkpoint_metadata_index(ck.metadata, kT + "done", 0, big);
   s.adam_steps = checkpoint_metadata_index(ck.metadata, kT + "adam_steps", 0, big);
   s.rng = checkpoint_metadata_get(ck.metadata, kT + "rng");
   s.dropout_rng = checkpoint_metadata_get(ck.metadata, kT + "dropout_rng");
-  std::mt19937_64 probe;
+  std::mt19937_64 probe;  // the states parse (the run loads them later, into its own generators)
   rng_load(probe, s.rng, kT + "rng");
   rng_load(probe, s.dropout_rng, kT + "dropout_rng");
   for (const auto& [k, v] : ck.metadata)

@@ -1,3 +1,6 @@
+// Forecasting a series from sliding windows (model/forecast.hpp): the windows, rollout and
+// teacher-forced forecasts with any window → next-value predictor, the Nadaraya–Watson forecaster
+// (the smoothing primitive over the training windows), period detection and the seasonal naive.
 #include "kernelformer/model/forecast.hpp"
 
 #include <fmt/format.h>
@@ -21,9 +24,9 @@ series_windows series_windows_make(std::span<const double> series, index window,
         last, window, series.size()));
   series_windows s;
   const index rows = last - first;
-  s.x = matrix<float>(rows, window);
-  s.y.resize(static_cast<std::size_t>(rows));
-  for (index i = 0; i < rows; ++i) {
+  s.x = matrix<float>(rows, window);           // (rows, window)
+  s.y.resize(static_cast<std::size_t>(rows));  // (rows)
+  for (index i = 0; i < rows; ++i) {  // row i: series[t − window, t) → series[t], t = first + i
     const index t = first + i;
     for (index j = 0; j < window; ++j)
       s.x(i, j) = static_cast<float>(series[static_cast<std::size_t>(t - window + j)]);
@@ -38,7 +41,7 @@ forecast forecast_run(std::span<const double> context, std::span<const double> t
     throw std::invalid_argument(
         fmt::format("forecast: a context of {} values, a window of {}", context.size(), window));
   forecast fc;
-  std::vector<double> roll(context.end() - window, context.end());
+  std::vector<double> roll(context.end() - window, context.end());  // the last window, rolled on
   std::vector<double> known = roll;  // the true series, for teacher forcing
   for (std::size_t s = 0; s < truth.size(); ++s) {
     const double p = predict(roll);
@@ -70,8 +73,8 @@ std::vector<double> forecast_rollout(std::span<const double> context, index step
 }
 
 window_predictor forecast_predictor(sequence_regressor<float>& m) {
-  return [&m](const std::vector<double>& w) {
-    matrix<float> x(1, static_cast<index>(w.size()));
+  return [&m](const std::vector<double>& w) {          // m must outlive the predictor
+    matrix<float> x(1, static_cast<index>(w.size()));  // (1, T): a batch of one window
     for (std::size_t i = 0; i < w.size(); ++i)
       x(0, static_cast<index>(i)) = static_cast<float>(w[i]);
     float p = 0;
@@ -97,6 +100,7 @@ forecast_errors forecast_score(std::span<const double> prediction, std::span<con
 
 namespace {
 
+// The window's root mean square, or 1 for an all-zero window (nothing to scale).
 double window_rms(const double* w, std::size_t n) {
   double s = 0;
   for (std::size_t i = 0; i < n; ++i) s += w[i] * w[i];
@@ -130,13 +134,15 @@ double holdout_rollout_mse(std::span<const double> series, const nw_forecaster& 
 
 }  // namespace
 
+// ŷ = s · Σ_j K(w/s, key_j) value_j / Σ_j K(w/s, key_j), s the window's RMS when scaled (else
+// 1): one query row through the primitive with the gaussian kernel.
 double nw_forecaster::predict(const std::vector<double>& window) const {
   const double s = scaled ? window_rms(window.data(), window.size()) : 1.0;
   std::vector<double> w = window;
   for (double& x : w) x /= s;
-  const matrix<double> q(1, static_cast<index>(w.size()), w);
-  matrix<double> out(1, 1);
-  const matrix<double> v(static_cast<index>(values.size()), 1, values);
+  const matrix<double> q(1, static_cast<index>(w.size()), w);            // (1, T)
+  matrix<double> out(1, 1);                                              // (1, 1)
+  const matrix<double> v(static_cast<index>(values.size()), 1, values);  // (n, 1); keys (n, T)
   smooth_forward<double>(out.view(), {}, q.cview(), keys.cview(), v.cview(),
                          kernel_gaussian{bandwidth}, mask::none());
   return out(0, 0) * s;
@@ -151,10 +157,10 @@ nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>
   nw_forecaster f;
   f.scaled = scaled;
   f.rule = rule;
-  f.keys = matrix<double>(x.rows(), x.cols());
+  f.keys = matrix<double>(x.rows(), x.cols());  // (n, T), a double copy of the windows
   for (index i = 0; i < f.keys.size(); ++i) f.keys.data()[i] = x.data()[i];
   f.values.assign(y.begin(), y.end());
-  if (scaled)
+  if (scaled)  // each window and its next value divided by the window's RMS: shapes, not sizes
     for (index r = 0; r < f.keys.rows(); ++r) {
       double* row = f.keys.data() + r * f.keys.cols();
       const double s = window_rms(row, static_cast<std::size_t>(f.keys.cols()));
@@ -170,7 +176,7 @@ nw_forecaster nw_forecaster_fit(const matrix<float>& x, const std::vector<float>
           holdout, x.rows()));
     f.validation_mse = std::numeric_limits<double>::infinity();
     progress_step step("NW forecaster: rollout-validated bandwidth", 32);
-    for (int g = 0; g < 32; ++g) {
+    for (int g = 0; g < 32; ++g) {  // 32 log-spaced bandwidths over [0.02, 5]
       const double h = 0.02 * std::pow(250.0, double(g) / 31.0);
       const double mse = holdout_rollout_mse(series, f, holdout, h);
       if (mse < f.validation_mse) {
@@ -204,7 +210,7 @@ period_estimate series_period_detect(std::span<const double> series, index max_l
   // Residuals of the least-squares line a + b·t (a trend would put its own slow decay into
   // every lag and hide the season).
   double tm = 0, ym = 0;
-  for (index t = 0; t < n; ++t)
+  for (index t = 0; t < n; ++t)  // means of t and y
     tm += double(t) / double(n), ym += series[std::size_t(t)] / double(n);
   double stt = 0, sty = 0;
   for (index t = 0; t < n; ++t) {
@@ -215,7 +221,7 @@ period_estimate series_period_detect(std::span<const double> series, index max_l
   std::vector<double> r(static_cast<std::size_t>(n));
   for (index t = 0; t < n; ++t)
     r[std::size_t(t)] = series[std::size_t(t)] - ym - b * (double(t) - tm);
-  double c0 = 0;
+  double c0 = 0;  // lag-0 sum: r_k = Σ_t r_t r_{t+k} / c0
   for (double v : r) c0 += v * v;
   period_estimate p;
   // One lag beyond max_lag (when there is one), so that a peak at max_lag can be confirmed.
@@ -247,13 +253,13 @@ period_estimate series_period_detect(std::span<const double> series, index max_l
       p.acf = p.acf_curve[std::size_t(k)];
       break;
     }
-  p.acf_curve.resize(static_cast<std::size_t>(max_lag + 1));
+  p.acf_curve.resize(static_cast<std::size_t>(max_lag + 1));  // lags 0..max_lag, as documented
   return p;
 }
 
 window_predictor seasonal_naive_predictor(index period) {
   if (period < 1) throw std::invalid_argument("seasonal naive: the period must be >= 1");
-  return [period](const std::vector<double>& w) {
+  return [period](const std::vector<double>& w) {  // ŷ_t = y_{t − period}
     if (static_cast<index>(w.size()) < period)
       throw std::invalid_argument(
           fmt::format("seasonal naive: a window of {} values cannot look back a period of {}",

@@ -1,3 +1,6 @@
+// Language-model training (model/lm_train.hpp): presets, the shared AdamW, evaluation over fixed
+// windows, the resumable training loop and the default corpus. Shapes: B windows of T tokens,
+// x and y (B·T) row-major with y the next token of x.
 #include "kernelformer/model/lm_train.hpp"
 
 #include <fmt/format.h>
@@ -14,7 +17,7 @@
 namespace kf::model {
 namespace {
 
-double now_seconds() {
+double now_seconds() {  // monotonic, for durations only
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -24,12 +27,12 @@ lm_preset lm_preset_get(const std::string& name) {
   lm_preset p;
   p.name = name;
   auto& m = p.model;
-  m.encoder_layers = 0;
+  m.encoder_layers = 0;  // decoder-only, GPT-2's choices: pre-LN, GELU, learned positions, tied
   m.block.norm_first = true;
   m.block.act = nn::activation::gelu;
   m.learned_positions = true;
   m.tie_weights = true;
-  if (name == "tiny") {
+  if (name == "tiny") {  // seconds to a minute on 2 cores (tests and demos)
     m.context = 32;
     m.decoder_layers = 2;
     m.block.d_model = 64;
@@ -42,7 +45,7 @@ lm_preset lm_preset_get(const std::string& name) {
     p.eval_windows = 64;
     p.lr = 2e-3;
     p.min_lr = 2e-4;
-  } else if (name == "small") {
+  } else if (name == "small") {  // nanoGPT's CPU Shakespeare configuration
     m.context = 64;
     m.decoder_layers = 4;
     m.block.d_model = 128;
@@ -62,20 +65,30 @@ lm_preset lm_preset_get(const std::string& name) {
   return p;
 }
 
+optim::adamw<float> lm_optimizer(const nn::parameters<float>& params, double lr,
+                                 double weight_decay) {
+  optim::adamw<float> opt({lr, 0.9, 0.99, 1e-8, weight_decay}, params.count());
+  std::vector<std::uint8_t> decay(static_cast<std::size_t>(params.count()), 0);
+  for (const auto& pi : params.info())  // matrices and embedding tables: ≥ 2-D
+    if (pi.shape.size() >= 2) std::fill_n(decay.begin() + pi.offset, pi.size, std::uint8_t{1});
+  opt.set_decay_mask(std::move(decay));
+  return opt;
+}
+
 double lm_evaluate(token_model<float>& m, std::span<const index> data, index windows) {
   const index T = m.config().context;
   const index n = static_cast<index>(data.size());
   if (n < 2) return 0.0;
-  const index t = std::min(T, n - 1);
-  const index room = n - t - 1;  // last valid start
+  const index t = std::min(T, n - 1);  // a short text: windows shorter than the context
+  const index room = n - t - 1;        // last valid start
   windows = std::max<index>(1, std::min(windows, room + 1));
-  const index per_batch = 16;
+  const index per_batch = 16;  // windows per forward: bounds the logits at (16·t, V)
   double sum = 0;
   index counted = 0;
   for (index w0 = 0; w0 < windows; w0 += per_batch) {
     const index b = std::min(per_batch, windows - w0);
-    std::vector<index> x(static_cast<std::size_t>(b * t)), y(x.size());
-    for (index i = 0; i < b; ++i) {
+    std::vector<index> x(static_cast<std::size_t>(b * t)), y(x.size());  // (b·t) each
+    for (index i = 0; i < b; ++i) {  // window w0 + i, evenly spaced over [0, room]
       const index start = windows > 1 ? (w0 + i) * room / (windows - 1) : 0;
       for (index j = 0; j < t; ++j) {
         x[static_cast<std::size_t>(i * t + j)] = data[static_cast<std::size_t>(start + j)];
@@ -86,7 +99,7 @@ double lm_evaluate(token_model<float>& m, std::span<const index> data, index win
     in.batch = b;
     in.t = t;
     in.tokens = x;
-    sum += m.forward(in, y, nullptr) * double(b);
+    sum += m.forward(in, y, nullptr) * double(b);  // the batch's mean, weighted by its windows
     counted += b;
   }
   return sum / double(counted);
@@ -102,30 +115,27 @@ struct lm_run {
   lm_train_result r;
 };
 
+// Puts a saved state back into run after checking it belongs to this many iterations (the losses
+// and Adam steps count one per iteration). Throws std::invalid_argument naming the mismatch.
 void resume_lm(lm_run& run, const train_state& s, const lm_preset& p) {
   if (s.done > p.iters)
     throw std::invalid_argument(fmt::format(
         "resume: the checkpoint is after iteration {}, beyond the {} asked for", s.done, p.iters));
   if (static_cast<index>(s.losses.size()) != s.done || s.adam_steps != s.done)
     throw std::invalid_argument("resume: the checkpoint's history does not match its iterations");
-  run.opt.restore(s.exp_avg, s.exp_avg_sq, s.adam_steps);
-  rng_load(run.rng, s.rng, "kf_train.rng");
-  rng_load(run.drop_rng, s.dropout_rng, "kf_train.dropout_rng");
+  train_state_restore(s, run.opt, run.rng, run.drop_rng);
   run.it = s.done;
   run.r.losses = s.losses;
-  for (std::size_t i = 0; i + 4 <= s.evals.size(); i += 4)
+  for (std::size_t i = 0; i + 4 <= s.evals.size(); i += 4)  // rows (iter, train, val, seconds)
     run.r.evals.push_back(
         {static_cast<index>(s.evals[i]), s.evals[i + 1], s.evals[i + 2], s.evals[i + 3]});
 }
 
+// The state after run.it iterations, the inverse of resume_lm.
 train_state save_lm(const lm_run& run) {
   train_state s;
   s.done = run.it;
-  s.adam_steps = run.opt.steps();
-  s.exp_avg = run.opt.exp_avg();
-  s.exp_avg_sq = run.opt.exp_avg_sq();
-  s.rng = rng_save(run.rng);
-  s.dropout_rng = rng_save(run.drop_rng);
+  train_state_store(s, run.opt, run.rng, run.drop_rng);
   s.losses = run.r.losses;
   for (const auto& e : run.r.evals)
     s.evals.insert(s.evals.end(), {double(e.iter), e.train_loss, e.val_loss, e.seconds});
@@ -142,14 +152,14 @@ double lm_step(token_model<float>& m, std::span<const index> train, const lm_pre
   const auto [lo, hi] = parallel.rows(B);
   const index bl = hi - lo;
   std::uniform_int_distribution<index> pick(0, n - T - 1);
-  for (index b = 0; b < B; ++b) {
+  for (index b = 0; b < B; ++b) {  // x[b] = train[start, start + T), y[b] = the same shifted by 1
     const index start = pick(run.rng);
     for (index j = 0; j < T; ++j) {
       x[static_cast<std::size_t>(b * T + j)] = train[static_cast<std::size_t>(start + j)];
       y[static_cast<std::size_t>(b * T + j)] = train[static_cast<std::size_t>(start + j + 1)];
     }
   }
-  token_input in;
+  token_input in;  // this process's rows [lo, hi) of the batch: (bl·T)
   in.batch = bl;
   in.t = T;
   in.tokens = std::span<const index>(x).subspan(static_cast<std::size_t>(lo * T),
@@ -163,7 +173,7 @@ double lm_step(token_model<float>& m, std::span<const index> train, const lm_pre
                      fwd_rng);
     m.backward();
   }
-  loss = parallel.reduce(params.grads(), loss, bl, B);
+  loss = parallel.reduce(params.grads(), loss, bl, B);  // gradients and loss of the whole batch
   if (!std::isfinite(loss))
     throw std::runtime_error(
         fmt::format("training diverged at iteration {}: the loss is {} (try a lower learning rate)",
@@ -176,6 +186,8 @@ double lm_step(token_model<float>& m, std::span<const index> train, const lm_pre
 
 }  // namespace
 
+// Trains m for p.iters iterations (from a resumed state's iteration when given), evaluating every
+// p.eval_every and at the end; bit-identical losses for the same seed, machine and threads.
 lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
                          std::span<const index> val, const lm_preset& p, std::uint64_t seed,
                          const lm_progress& progress, const data_parallel& parallel,
@@ -188,19 +200,15 @@ lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
   auto& params = m.params();
   // Every process draws the whole batch from the common generator, computes its windows and
   // draws dropout from a generator of its own (data_parallel.hpp).
-  lm_run run{optim::adamw<float>({p.lr, 0.9, 0.99, 1e-8, p.weight_decay}, params.count()),
+  lm_run run{lm_optimizer(params, p.lr, p.weight_decay),
              std::mt19937_64(seed),
              std::mt19937_64(parallel.dropout_seed(seed)),
              0,
              {}};
-  std::vector<std::uint8_t> decay(static_cast<std::size_t>(params.count()), 0);
-  for (const auto& pi : params.info())
-    if (pi.shape.size() >= 2) std::fill_n(decay.begin() + pi.offset, pi.size, std::uint8_t{1});
-  run.opt.set_decay_mask(std::move(decay));
   if (checkpointing.resume) resume_lm(run, *checkpointing.resume, p);
-  std::vector<index> x(static_cast<std::size_t>(B * T)), y(x.size());
+  std::vector<index> x(static_cast<std::size_t>(B * T)), y(x.size());  // (B·T), reused per step
   const double t0 = now_seconds();
-  double train_seconds = 0;
+  double train_seconds = 0;  // steps only, not evaluations: the tokens-per-second figure
   const index first = run.it;
   for (; run.it < p.iters;) {
     const double s0 = now_seconds();
@@ -229,6 +237,7 @@ lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
   return run.r;
 }
 
+// The files of kFiles present in dir, in that order (missing ones skipped); none found throws.
 std::string lm_default_corpus(const std::string& dir) {
   // English prose and quotations; no ASCII art, no offensive/political/ethnic files.
   static const char* kFiles[] = {

@@ -1,3 +1,5 @@
+// Seed 003's periodic experiment (model/periodic_experiment.hpp): the functions, the protocol's
+// data (series, windows, context, test targets) and its three model configurations.
 #include "kernelformer/model/periodic_experiment.hpp"
 
 #include <cmath>
@@ -38,14 +40,14 @@ double periodic_value(periodic_function f, double x) {
 periodic_data periodic_make(periodic_function f) {
   periodic_data d;
   const index n = periodic_data::kSeries, w = periodic_data::kWindow;
-  d.series.resize(static_cast<std::size_t>(n));
+  d.series.resize(static_cast<std::size_t>(n));  // y_t = f(0.1·t), t = 0..999
   for (index t = 0; t < n; ++t)
     d.series[static_cast<std::size_t>(t)] = periodic_value(f, 0.1 * double(t));
   auto windows = series_windows_make(d.series, w, w, n);  // 901 samples
-  d.train_x = std::move(windows.x);
-  d.train_y = std::move(windows.y);
-  d.context.assign(d.series.end() - w, d.series.end());
-  for (index j = 0; j < periodic_data::kSteps; ++j) {
+  d.train_x = std::move(windows.x);                       // (901, 99)
+  d.train_y = std::move(windows.y);                       // (901): each window's next value
+  d.context.assign(d.series.end() - w, d.series.end());   // x = 90.1 … 99.9
+  for (index j = 0; j < periodic_data::kSteps; ++j) {     // x = 100.0 … 119.9, past the series
     const double x = 100.0 + 0.1 * double(j);
     d.test_x.push_back(x);
     d.test_y.push_back(periodic_value(f, x));
@@ -71,16 +73,16 @@ regressor_config periodic_config(const std::string& name) {
   c.layers = 2;
   c.block.heads = 2;
   c.block.dropout = 0.1;
-  c.block.act = nn::activation::relu;
+  c.block.act = nn::activation::relu;  // post-LN: the block default, PyTorch's
   if (name == "code") {
     c.block.d_model = 128;
     c.block.d_ff = 128;
   } else if (name == "paper") {
     c.block.d_model = 512;
     c.block.d_ff = 512;
-    c.pe_dim = 128;
+    c.pe_dim = 128;  // embedding 384 wide, PE 128 concatenated: d_model 512
     c.pe_concat = true;
-  } else if (name == "quick") {
+  } else if (name == "quick") {  // seconds: tests and the demo
     c.layers = 1;
     c.block.d_model = 16;
     c.block.d_ff = 32;

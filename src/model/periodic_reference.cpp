@@ -1,3 +1,5 @@
+// The periodic experiment's reference numbers and the settings they were measured in
+// (model/periodic_reference.hpp): one table, read by kf experiment and kf report.
 #include "kernelformer/model/periodic_reference.hpp"
 
 #include <fmt/format.h>
@@ -19,6 +21,7 @@ constexpr reference_row kReference[] = {
     {periodic_function::sin_exp, 0.0085, {{0.000892, 0.000876, 0.0013}, {0.0173, 0.00412, 0.0345}}},
     {periodic_function::square, 0.0243, {{0.00875, 0.00871, 0.0092}, {0.0167, 0.0160, 0.0321}}}};
 
+// The row of f; every enumerator has one (the throw guards a value cast from outside the enum).
 const reference_row& row_of(periodic_function f) {
   for (const auto& r : kReference)
     if (r.fn == f) return r;
@@ -36,7 +39,7 @@ periodic_documented periodic_documented_results(periodic_function f) {
 mse_spread mse_spread_of(std::vector<double> v) {
   if (v.empty()) throw std::invalid_argument("mse_spread_of: no values");
   std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back()};
+  return {v[v.size() / 2], v.front(), v.back()};  // upper median for an even count
 }
 
 std::string periodic_train_command(const std::string& function, const periodic_setting& s,
@@ -46,6 +49,8 @@ std::string periodic_train_command(const std::string& function, const periodic_s
       s.batch, s.cosine_lr ? " --cosine-lr" : "", s.dropout, seed);
 }
 
+// The run periodic_train_command names (kf train's protocol defaults: Adam 1e-3, 100 epochs),
+// with the setting's batch and schedule.
 train_options periodic_setting_options(const periodic_setting& s, std::uint64_t seed) {
   train_options to;
   to.epochs = 100;

@@ -1,3 +1,6 @@
+// Training the sequence regressor (model/regressor_train.hpp): shuffled mini-batch epochs of MSE
+// with Adam(W), optional cosine schedule, data parallelism, early stopping on a validation set,
+// and resumable runs. Shapes: x (n, T) windows, y (n) targets; a batch is b rows of x.
 #include "kernelformer/model/regressor_train.hpp"
 
 #include <fmt/format.h>
@@ -25,6 +28,9 @@ struct regressor_run {
   train_result r;
 };
 
+// Puts a saved state back into run after checking it fits this run: at most `epochs` done, the
+// order a permutation of the n samples, one loss and time per epoch and steps_per_epoch Adam
+// steps each. Throws std::invalid_argument naming the mismatch.
 void resume_run(regressor_run& run, const train_state& s, index n, index steps_per_epoch,
                 index epochs) {
   if (s.done > epochs)
@@ -40,9 +46,7 @@ void resume_run(regressor_run& run, const train_state& s, index n, index steps_p
   if (static_cast<index>(s.losses.size()) != s.done ||
       static_cast<index>(s.seconds.size()) != s.done || s.adam_steps != s.done * steps_per_epoch)
     throw std::invalid_argument("resume: the checkpoint's history does not match its epochs");
-  run.opt.restore(s.exp_avg, s.exp_avg_sq, s.adam_steps);
-  rng_load(run.rng, s.rng, "kf_train.rng");
-  rng_load(run.drop_rng, s.dropout_rng, "kf_train.dropout_rng");
+  train_state_restore(s, run.opt, run.rng, run.drop_rng);
   run.order = s.order;
   run.epoch = s.done;
   run.step = s.adam_steps;
@@ -50,14 +54,11 @@ void resume_run(regressor_run& run, const train_state& s, index n, index steps_p
   run.r.epoch_seconds = s.seconds;
 }
 
+// The state after run.epoch epochs, the inverse of resume_run.
 train_state save_run(const regressor_run& run) {
   train_state s;
   s.done = run.epoch;
-  s.adam_steps = run.opt.steps();
-  s.exp_avg = run.opt.exp_avg();
-  s.exp_avg_sq = run.opt.exp_avg_sq();
-  s.rng = rng_save(run.rng);
-  s.dropout_rng = rng_save(run.drop_rng);
+  train_state_store(s, run.opt, run.rng, run.drop_rng);
   s.order = run.order;
   s.losses = run.r.epoch_loss;
   s.seconds = run.r.epoch_seconds;
@@ -70,6 +71,7 @@ double train_epoch(sequence_regressor<float>& m, const matrix<float>& x,
                    const std::vector<float>& y, const train_options& o, regressor_run& run,
                    const optim::lr_schedule& sched) {
   const index n = x.rows(), t = x.cols();
+  // Data-parallel: dropout from this process's own generator, the shuffle from the common one.
   std::mt19937_64* fwd_rng = o.parallel.active() ? &run.drop_rng : &run.rng;
   std::shuffle(run.order.begin(), run.order.end(), run.rng);
   double sum = 0;
@@ -77,7 +79,7 @@ double train_epoch(sequence_regressor<float>& m, const matrix<float>& x,
     const index b = std::min(o.batch, n - b0);
     const auto [lo, hi] = o.parallel.rows(b);  // all of it unless data-parallel
     const index bl = hi - lo;
-    matrix<float> xb(bl, t);
+    matrix<float> xb(bl, t);  // (bl, T): this process's rows of the batch, in the epoch's order
     std::vector<float> yb(static_cast<std::size_t>(bl)), pred(static_cast<std::size_t>(bl)),
         dpred(static_cast<std::size_t>(bl));
     for (index i = 0; i < bl; ++i) {
@@ -92,12 +94,12 @@ double train_epoch(sequence_regressor<float>& m, const matrix<float>& x,
       loss = sequence_regressor<float>::mse(pred, yb, dpred);
       m.backward(dpred);
     }
-    loss = o.parallel.reduce(m.params().grads(), loss, bl, b);
+    loss = o.parallel.reduce(m.params().grads(), loss, bl, b);  // the whole batch's mean
     if (!std::isfinite(loss))
       throw std::runtime_error(
           fmt::format("training diverged in epoch {}: the loss is {} (try a lower learning rate)",
                       run.epoch + 1, loss));
-    sum += loss * double(b);
+    sum += loss * double(b);  // weighted by the batch's size: the last one may be short
     if (o.clip > 0) optim::clip_grad_norm(m.params().grads(), o.clip);
     run.opt.step(m.params().values(), m.params().grads(), o.cosine_lr ? sched.at(run.step) : o.lr);
     ++run.step;
@@ -136,6 +138,7 @@ bool validate_epoch(sequence_regressor<float>& m, const train_options& o, regres
 
 }  // namespace
 
+// In batches of 256 windows (bounded activations), evaluation mode (no dropout).
 double regressor_mse(sequence_regressor<float>& m, const matrix<float>& x,
                      const std::vector<float>& y) {
   const index n = x.rows(), t = x.cols(), batch = 256;
@@ -150,6 +153,8 @@ double regressor_mse(sequence_regressor<float>& m, const matrix<float>& x,
   return sequence_regressor<float>::mse(pred, y, {});
 }
 
+// Checks the options, then runs epochs until o.epochs or early stopping; the best validation
+// epoch's weights are put back at the end when validating.
 train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& x,
                              const std::vector<float>& y, const train_options& o,
                              const epoch_callback& on_epoch) {
@@ -177,6 +182,7 @@ train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& 
   std::iota(run.order.begin(), run.order.end(), 0);
   const index steps_per_epoch = (n + o.batch - 1) / o.batch, total = o.epochs * steps_per_epoch;
   if (o.resume) resume_run(run, *o.resume, n, steps_per_epoch, o.epochs);
+  // cosine_lr: 5% warmup, cosine to 0 over all steps; otherwise the constant o.lr.
   const optim::lr_schedule sched{o.lr, 0.0, o.cosine_lr ? std::max<index>(1, total / 20) : 0,
                                  o.cosine_lr ? total : 0};
   validation_tracker val;

@@ -1,5 +1,6 @@
 // Sequence-to-sequence training, evaluation, greedy decoding and cross-attention alignment
-// (model/seq2seq.hpp). The data side is seq2seq_data.cpp.
+// (model/seq2seq.hpp). The data side is seq2seq_data.cpp. Shapes: B pairs, S source and T target
+// positions (each batch's longest), V vocabulary; token ids (B·S) and (B·T) row-major.
 #include "kernelformer/model/seq2seq.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "kernelformer/model/lm_train.hpp"
 #include "kernelformer/optim/adamw.hpp"
 
 namespace kf::model {
@@ -67,6 +69,7 @@ seq2seq_preset seq2seq_preset_get(const std::string& name) {
   return p;
 }
 
+// The context covers the longest source and the longest target plus its BOS/EOS marker.
 void seq2seq_configure(seq2seq_preset& p, const seq2seq_vocab& v,
                        std::span<const seq2seq_pair> pairs) {
   index longest = 1;
@@ -89,6 +92,8 @@ token_input seq2seq_batch::input() const {
   return in;
 }
 
+// The pairs ids into one padded batch: src (B·S) padded with EOS beyond src_lengths, dec_in and
+// dec_out (B·T) with EOS and −1 (ignored by the loss). Throws naming a pair that does not fit.
 seq2seq_batch seq2seq_make_batch(const seq2seq_vocab& v, std::span<const seq2seq_pair> pairs,
                                  std::span<const index> ids, index context) {
   seq2seq_batch b;
@@ -138,8 +143,8 @@ std::vector<std::vector<index>> seq2seq_greedy(token_model<float>& m, const seq2
   std::vector<std::vector<index>> out(sources.size());
   batch = std::max<index>(1, batch);
   for (index b0 = 0; b0 < n; b0 += batch) {
-    const index B = std::min(batch, n - b0);
-    index S = 0;
+    const index B = std::min(batch, n - b0);  // sources b0 .. b0 + B − 1
+    index S = 0;                              // their longest: src is (B·S)
     for (index r = 0; r < B; ++r) S = std::max(S, index(sources[std::size_t(b0 + r)].size()));
     token_input in;
     std::vector<index> src(static_cast<std::size_t>(B * S), v.eos), dec;
@@ -161,7 +166,7 @@ std::vector<std::vector<index>> seq2seq_greedy(token_model<float>& m, const seq2
           dec[std::size_t(r * t + j + 1)] = o[std::size_t(j)];
       }
       in.batch = B, in.t = t, in.tokens = dec, in.s = S, in.src = src;
-      m.forward(in, {}, nullptr);
+      m.forward(in, {}, nullptr);  // logits (B·t, V); row r·t + t − 1: the next token
       for (index r = 0; r < B; ++r) {
         if (done[std::size_t(r)]) continue;
         const index next = argmax(m.logits().data() + (r * t + t - 1) * V, V);
@@ -188,6 +193,8 @@ std::vector<std::string> seq2seq_translate(token_model<float>& m, const seq2seq_
   return r;
 }
 
+// Teacher-forced loss and token accuracy over every target position (EOS included), then exact
+// match of greedy decodes; NaN for no pairs.
 seq2seq_eval seq2seq_evaluate(token_model<float>& m, const seq2seq_vocab& v,
                               std::span<const seq2seq_pair> pairs,
                               std::vector<std::string>* predictions) {
@@ -204,9 +211,9 @@ seq2seq_eval seq2seq_evaluate(token_model<float>& m, const seq2seq_vocab& v,
     ids.resize(static_cast<std::size_t>(std::min(per_batch, n - b0)));
     std::iota(ids.begin(), ids.end(), b0);
     const seq2seq_batch b = seq2seq_make_batch(v, pairs, ids, m.config().context);
-    index valid = 0;
+    index valid = 0;  // target positions that count (not padding)
     for (index y : b.dec_out) valid += y >= 0;
-    loss += m.forward(b.input(), b.dec_out, nullptr) * double(valid);
+    loss += m.forward(b.input(), b.dec_out, nullptr) * double(valid);  // mean → sum over tokens
     tokens += valid;
     for (std::size_t r = 0; r < b.dec_out.size(); ++r)
       if (b.dec_out[r] >= 0) right += argmax(m.logits().data() + index(r) * V, V) == b.dec_out[r];
@@ -227,6 +234,8 @@ seq2seq_eval seq2seq_evaluate(token_model<float>& m, const seq2seq_vocab& v,
   return e;
 }
 
+// p.steps steps of B pairs drawn epoch by epoch from a shuffled order, evaluated (on at most
+// p.eval_pairs of each split) every p.eval_every steps and at the end.
 seq2seq_train_result seq2seq_train(token_model<float>& m, const seq2seq_vocab& v,
                                    std::span<const seq2seq_pair> train,
                                    std::span<const seq2seq_pair> val, const seq2seq_preset& p,
@@ -235,11 +244,8 @@ seq2seq_train_result seq2seq_train(token_model<float>& m, const seq2seq_vocab& v
   if (n == 0) throw std::invalid_argument("seq2seq training needs at least one pair");
   if (p.steps < 1 || p.batch < 1) throw std::invalid_argument("steps and batch must be >= 1");
   auto& params = m.params();
-  optim::adamw<float> opt({p.lr, 0.9, 0.99, 1e-8, p.weight_decay}, params.count());
-  std::vector<std::uint8_t> decay(static_cast<std::size_t>(params.count()), 0);
-  for (const auto& pi : params.info())  // weight decay on matrices only (not biases, norms)
-    if (pi.shape.size() >= 2) std::fill_n(decay.begin() + pi.offset, pi.size, std::uint8_t{1});
-  opt.set_decay_mask(std::move(decay));
+  optim::adamw<float> opt = lm_optimizer(params, p.lr, p.weight_decay);
+  // Warmup capped at a fifth of the run, so a short run still decays.
   const optim::lr_schedule sched{p.lr, p.min_lr, std::min(p.warmup, p.steps / 5), p.steps};
   std::mt19937_64 rng(seed);
   std::vector<index> order(static_cast<std::size_t>(n));
@@ -262,7 +268,7 @@ seq2seq_train_result seq2seq_train(token_model<float>& m, const seq2seq_vocab& v
         v, train, std::span<const index>(order).subspan(std::size_t(next), std::size_t(B)),
         m.config().context);
     next += B;
-    params.zero_grad();
+    params.zero_grad();  // forward → backward → clip → step, as lm_train
     const double loss = m.forward(b.input(), b.dec_out, &rng);
     if (!std::isfinite(loss))
       throw std::runtime_error(
@@ -289,6 +295,7 @@ seq2seq_train_result seq2seq_train(token_model<float>& m, const seq2seq_vocab& v
   return r;
 }
 
+// The cross-attention weights (T, S) of one head while the decoder reads the pair teacher-forced.
 matrix<float> seq2seq_cross_attention(token_model<float>& m, const seq2seq_vocab& v,
                                       const seq2seq_pair& pair, index layer, index head) {
   const index id = 0;
@@ -298,6 +305,8 @@ matrix<float> seq2seq_cross_attention(token_model<float>& m, const seq2seq_vocab
   return m.attention_weights(attention_site::decoder_cross, layer, head, 0);
 }
 
+// Per head: the mean cross-attention mass, over every target character with a known source span,
+// that falls on that span; chance is the span's share of the source. In batches of 64 pairs.
 seq2seq_alignment seq2seq_cross_alignment(token_model<float>& m, const seq2seq_vocab& v,
                                           const seq2seq_task& task,
                                           std::span<const seq2seq_pair> pairs) {

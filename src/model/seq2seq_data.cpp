@@ -42,6 +42,7 @@ std::array<long, 3> civil_from_days(long z) {
   return {yoe + era * 400 + (m <= 2), m, d};
 }
 
+// A random string of digits and lowercase letters, length uniform in [min, max], and its reverse.
 seq2seq_pair reverse_pair(const seq2seq_task& task, std::mt19937_64& rng) {
   std::uniform_int_distribution<index> len(task.min_length, task.max_length);
   std::uniform_int_distribution<std::size_t> ch(0, kAlphabet.size() - 1);
@@ -52,6 +53,7 @@ seq2seq_pair reverse_pair(const seq2seq_task& task, std::mt19937_64& rng) {
   return p;
 }
 
+// A day uniform over 1950-01-01 … 2049-12-31: "YYYY-MM-DD" → "D Month YYYY".
 seq2seq_pair date_pair(std::mt19937_64& rng) {
   static const long first = days_from_civil(1950, 1, 1), last = days_from_civil(2049, 12, 31);
   std::uniform_int_distribution<long> day(first, last);
@@ -144,6 +146,7 @@ seq2seq_task seq2seq_task_get(std::string_view name) {
   return t;
 }
 
+// n pairs with distinct sources, the same for the same seed (one generator, drawn in order).
 std::vector<seq2seq_pair> seq2seq_task_pairs(const seq2seq_task& task, index n,
                                              std::uint64_t seed) {
   if (task.name != "reverse" && task.name != "dates")
@@ -177,7 +180,7 @@ std::pair<index, index> seq2seq_task_source_span(const seq2seq_task& task, const
   const index S = static_cast<index>(pair.source.size());
   const index n = static_cast<index>(pair.target.size());
   if (i < 0 || i >= n) return {-1, -1};
-  if (task.name == "reverse") {
+  if (task.name == "reverse") {  // target i is source S − 1 − i
     if (i < S) return {S - 1 - i, S - i};
     return {-1, -1};
   }
@@ -186,12 +189,14 @@ std::pair<index, index> seq2seq_task_source_span(const seq2seq_task& task, const
   const auto s2 = s1 == std::string::npos ? s1 : pair.target.find(' ', s1 + 1);
   if (s2 == std::string::npos || S != 10) return {-1, -1};
   const auto iu = static_cast<std::size_t>(i);
-  if (iu < s1) return {8, 10};
-  if (iu > s1 && iu < s2) return {5, 7};
-  if (iu > s2) return {0, 4};
-  return {-1, -1};
+  if (iu < s1) return {8, 10};            // the day from DD
+  if (iu > s1 && iu < s2) return {5, 7};  // the month's name from MM
+  if (iu > s2) return {0, 4};             // the year from YYYY
+  return {-1, -1};                        // a space: from no source character
 }
 
+// One pair a line (blank lines skipped, CRLF accepted, an optional "source,target" header);
+// errors as "<name>:<line>: <what>".
 std::vector<seq2seq_pair> seq2seq_pairs_parse(std::string_view text, const std::string& name,
                                               char sep) {
   std::vector<seq2seq_pair> out;
@@ -246,7 +251,7 @@ std::vector<seq2seq_pair> seq2seq_pairs_read(const std::string& path) {
 }
 
 seq2seq_vocab seq2seq_vocab::build(std::span<const seq2seq_pair> pairs) {
-  std::string all{kBos, kEos};
+  std::string all{kBos, kEos};  // the markers too, so every vocabulary has them
   for (const auto& p : pairs) all += p.source + p.target;
   return from_tokenizer(text::tokenizer::train(text::tokenizer_kind::character, all));
 }
@@ -264,6 +269,7 @@ seq2seq_vocab seq2seq_vocab::from_tokenizer(text::tokenizer tok) {
   return v;
 }
 
+// The text up to the first EOS, BOS dropped.
 std::string seq2seq_vocab::decode(std::span<const index> ids) const {
   std::vector<index> keep;
   for (index id : ids) {

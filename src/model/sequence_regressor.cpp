@@ -1,3 +1,6 @@
+// The sequence regressor (model/sequence_regressor.hpp) and the block-config metadata shared with
+// the token model. Shapes: B windows (b in code), T = seq_len (t), C = d_model (d), dv the
+// embedding's width (C, or C − pe_dim when the positional encoding is concatenated).
 #include "kernelformer/model/sequence_regressor.hpp"
 
 #include <fmt/format.h>
@@ -46,23 +49,41 @@ kernel_spec checkpoint_metadata_kernel(const std::map<std::string, std::string>&
   return k;
 }
 
+void block_config_to_metadata(const nn::block_config& b, std::map<std::string, std::string>& m) {
+  m["d_model"] = std::to_string(b.d_model);
+  m["heads"] = std::to_string(b.heads);
+  m["d_ff"] = std::to_string(b.d_ff);
+  m["dropout"] = fmt::format("{:.17g}", b.dropout);
+  m["activation"] = b.act == nn::activation::relu ? "relu" : "gelu";
+  m["norm_first"] = b.norm_first ? "true" : "false";
+  m["kernel"] = kernel_format(b.kernel);
+  m["kernel_split"] = std::to_string(b.kernel.split);
+}
+
+nn::block_config block_config_from_metadata(const std::map<std::string, std::string>& m) {
+  nn::block_config b;
+  b.d_model = checkpoint_metadata_index(m, "d_model", 1, index(1) << 16);
+  b.heads = checkpoint_metadata_index(m, "heads", 1, b.d_model);
+  if (b.d_model % b.heads != 0)
+    throw std::runtime_error(fmt::format(
+        "checkpoint metadata 'heads' = {} does not divide 'd_model' = {}", b.heads, b.d_model));
+  b.d_ff = checkpoint_metadata_index(m, "d_ff", 1, index(1) << 20);
+  b.dropout = checkpoint_metadata_double(m, "dropout", 0, 1, true);
+  b.act = checkpoint_metadata_activation(m);
+  b.norm_first = checkpoint_metadata_bool(m, "norm_first");
+  b.kernel = checkpoint_metadata_kernel(m, b.d_model / b.heads);
+  return b;
+}
+
 std::map<std::string, std::string> regressor_config::to_metadata() const {
-  std::map<std::string, std::string> m = {
-      {"kind", "sequence_regressor"},
-      {"seq_len", std::to_string(seq_len)},
-      {"layers", std::to_string(layers)},
-      {"d_model", std::to_string(block.d_model)},
-      {"heads", std::to_string(block.heads)},
-      {"d_ff", std::to_string(block.d_ff)},
-      {"dropout", fmt::format("{:.17g}", block.dropout)},
-      {"activation", block.act == nn::activation::relu ? "relu" : "gelu"},
-      {"norm_first", block.norm_first ? "true" : "false"},
-      {"kernel", kernel_format(block.kernel)},
-      {"kernel_split", std::to_string(block.kernel.split)},
-      {"pe_dim", std::to_string(pe_dim)},
-      {"pe_concat", pe_concat ? "true" : "false"},
-      {"causal", causal ? "true" : "false"},
-      {"scale_inputs", scale_inputs ? "true" : "false"}};
+  std::map<std::string, std::string> m = {{"kind", "sequence_regressor"},
+                                          {"seq_len", std::to_string(seq_len)},
+                                          {"layers", std::to_string(layers)},
+                                          {"pe_dim", std::to_string(pe_dim)},
+                                          {"pe_concat", pe_concat ? "true" : "false"},
+                                          {"causal", causal ? "true" : "false"},
+                                          {"scale_inputs", scale_inputs ? "true" : "false"}};
+  block_config_to_metadata(block, m);
   if (normalizes()) {  // absent: identity (every checkpoint from before the option)
     m["input_shift"] = fmt::format("{:.17g}", input_shift);
     m["input_scale"] = fmt::format("{:.17g}", input_scale);
@@ -77,18 +98,8 @@ regressor_config regressor_config::from_metadata(const std::map<std::string, std
   regressor_config c;
   c.seq_len = checkpoint_metadata_index(m, "seq_len", 1, index(1) << 20);
   c.layers = checkpoint_metadata_index(m, "layers", 0, 1024);
-  c.block.d_model = checkpoint_metadata_index(m, "d_model", 1, index(1) << 16);
-  c.block.heads = checkpoint_metadata_index(m, "heads", 1, c.block.d_model);
-  if (c.block.d_model % c.block.heads != 0)
-    throw std::runtime_error(
-        fmt::format("checkpoint metadata 'heads' = {} does not divide 'd_model' = {}",
-                    c.block.heads, c.block.d_model));
-  c.block.d_ff = checkpoint_metadata_index(m, "d_ff", 1, index(1) << 20);
-  c.block.dropout = checkpoint_metadata_double(m, "dropout", 0, 1, true);
+  c.block = block_config_from_metadata(m);
   c.pe_dim = checkpoint_metadata_index(m, "pe_dim", 0, c.block.d_model);
-  c.block.act = checkpoint_metadata_activation(m);
-  c.block.norm_first = checkpoint_metadata_bool(m, "norm_first");
-  c.block.kernel = checkpoint_metadata_kernel(m, c.block.d_model / c.block.heads);
   c.pe_concat = checkpoint_metadata_bool(m, "pe_concat");
   c.causal = checkpoint_metadata_bool(m, "causal");
   // Absent in checkpoints from before the option: raw windows.
@@ -124,7 +135,7 @@ sequence_regressor<T>::sequence_regressor(const regressor_config& cfg, std::uint
                                           bool allocate)
     : cfg_(cfg) {
   const index d = cfg.block.d_model;
-  const index pe_dim = cfg.pe_dim > 0 ? cfg.pe_dim : d;
+  const index pe_dim = cfg.pe_dim > 0 ? cfg.pe_dim : d;  // 0 in the config: the full width
   if (!cfg.pe_concat && pe_dim != d)
     throw std::invalid_argument(fmt::format(
         "positional encoding of dimension {} cannot be added to width {}: use concatenation",
@@ -134,13 +145,13 @@ sequence_regressor<T>::sequence_regressor(const regressor_config& cfg, std::uint
   if (cfg.seq_len < 1 || cfg.layers < 0)
     throw std::invalid_argument("bad sequence length or depth");
   cfg_.pe_dim = pe_dim;
-  embed_ = nn::linear<T>(p_, "embed", 1, cfg.pe_concat ? d - pe_dim : d);
+  embed_ = nn::linear<T>(p_, "embed", 1, cfg.pe_concat ? d - pe_dim : d);  // (1 → dv)
   for (index l = 0; l < cfg.layers; ++l)
     layers_.emplace_back(p_, fmt::format("layers.{}", l), cfg.block, false, cfg.causal);
-  head_ = nn::linear<T>(p_, "head", cfg.seq_len * d, 1);
+  head_ = nn::linear<T>(p_, "head", cfg.seq_len * d, 1);  // (T·C → 1): the flattened window
   if (!allocate) return;
   p_.finalize(seed);
-  pe_ = nn::positional_sinusoidal<T>(cfg.seq_len, pe_dim);
+  pe_ = nn::positional_sinusoidal<T>(cfg.seq_len, pe_dim);  // (T, pe_dim)
 }
 
 template <class T>
@@ -152,6 +163,8 @@ void sequence_regressor<T>::set_input_normalization(double shift, double scale) 
   cfg_.input_scale = scale;
 }
 
+// x (B, T) → prediction (B); every intermediate is kept for backward (x_ after normalization and
+// scaling, e_, h0_, each layer's input and cache, the dropout mask).
 template <class T>
 void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> prediction,
                                     std::mt19937_64* rng) {
@@ -164,7 +177,7 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
   batch_ = b;
   shape_ = {b, t, t, {}};
   // Buffers keep their allocation across steps (the last batch of an epoch is smaller).
-  x_.resize(b * t, 1);
+  x_.resize(b * t, 1);  // (B·T, 1): one scalar per position, the embedding's input
   scale_.assign(cfg_.scale_inputs ? static_cast<std::size_t>(b) : 0, T(1));
   const bool norm = cfg_.normalizes();
   const double mu = cfg_.input_shift, inv_sigma = 1.0 / cfg_.input_scale;
@@ -181,8 +194,8 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
     for (index j = 0; j < t; ++j) z[j] *= inv;
   }
   e_.resize(b * t, dv);
-  embed_.forward(p_, e_.view(), x_.cview());  // e = embed(x)
-  h0_.resize(b * t, d);
+  embed_.forward(p_, e_.view(), x_.cview());  // e = embed(x)  (B·T, dv)
+  h0_.resize(b * t, d);                       // (B·T, C)
 #pragma omp parallel for schedule(static) if (b * t * d >= (1 << 15))
   for (index r = 0; r < b * t; ++r) {
     const index pos = r % t;
@@ -196,22 +209,25 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
   }
   acts_.resize(static_cast<std::size_t>(cfg_.layers + 1));
   acts_[0].resize(b * t, d);
-  nn::dropout{cfg_.block.dropout}.forward(acts_[0].view(), h0_.cview(), drop0_, rng);
+  nn::dropout{cfg_.block.dropout}.forward(acts_[0].view(), h0_.cview(), drop0_,
+                                          rng);  // x = drop(h0)
   caches_.resize(static_cast<std::size_t>(cfg_.layers));
   for (index l = 0; l < cfg_.layers; ++l) {
     const auto lu = static_cast<std::size_t>(l);
-    acts_[lu + 1].resize(b * t, d);
+    acts_[lu + 1].resize(b * t, d);  // x = layer(x)  (B·T, C)
     layers_[lu].forward(p_, acts_[lu + 1].view(), acts_[lu].cview(), {}, shape_, shape_,
                         caches_[lu], rng);
   }
   const matrix<T>& last = acts_.back();
-  matrix_view<T> out(prediction.data(), b, 1);
+  matrix_view<T> out(prediction.data(), b, 1);  // (B, 1); the last layer read as (B, T·C)
   head_.forward(p_, out, const_matrix_view<T>(last.data(), b, t * d));         // ŷ = head(flatten)
   for (std::size_t i = 0; i < scale_.size(); ++i) prediction[i] *= scale_[i];  // ŷ = s·f(x/s)
   if (norm)                                                                    // ŷ = μ + σ·f(z)
     for (T& p : prediction) p = static_cast<T>(mu + cfg_.input_scale * double(p));
 }
 
+// The forward in reverse for d loss / d prediction (B), accumulating (+=) into the parameters'
+// gradients (zeroed by the caller between steps). No gradient flows to the input x.
 template <class T>
 void sequence_regressor<T>::backward(std::span<const T> dprediction) {
   const index b = batch_, t = cfg_.seq_len, d = cfg_.block.d_model, dv = embed_.out;
@@ -225,20 +241,23 @@ void sequence_regressor<T>::backward(std::span<const T> dprediction) {
                                   (scale_.empty() ? 1.0 : double(scale_[i])));
     dprediction = dscaled;
   }
+  // ŷ = head(flatten): d flatten (B, T·C), the same buffer as (B·T, C)
   head_.backward(p_, matrix_view<T>(dcur_.data(), b, t * d),
                  const_matrix_view<T>(dprediction.data(), b, 1),
                  const_matrix_view<T>(acts_.back().data(), b, t * d), true);
-  for (index l = cfg_.layers - 1; l >= 0; --l) {
+  for (index l = cfg_.layers - 1; l >= 0; --l) {  // x = layer(x): dx (B·T, C), last layer first
     const auto lu = static_cast<std::size_t>(l);
     const matrix_view<T> dprev = kf::detail::workspace(dprev_, b * t, d, true);
     layers_[lu].backward(p_, dprev, {}, dcur_.cview(), {}, shape_, shape_, caches_[lu]);
     std::swap(dcur_, dprev_);
   }
   const matrix_view<T> dh0 = kf::detail::workspace(dh0_, b * t, d, true);
-  nn::dropout{cfg_.block.dropout}.backward(dh0, dcur_.cview(), drop0_);
+  nn::dropout{cfg_.block.dropout}.backward(dh0, dcur_.cview(), drop0_);  // x = drop(h0): dh0
+  // h0 = [e, pe] or e + pe: de is dh0's first dv columns (pe has no parameters)
   embed_.backward(p_, {}, const_matrix_view<T>(dh0).block(0, 0, b * t, dv), x_.cview());
 }
 
+// mean (ŷ − y)² over the batch; dprediction (when not empty) = 2 (ŷ − y) / B.
 template <class T>
 double sequence_regressor<T>::mse(std::span<const T> prediction, std::span<const T> y,
                                   std::span<T> dprediction) {

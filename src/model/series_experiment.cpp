@@ -1,3 +1,6 @@
+// A user's series, forecast (model/series_experiment.hpp): regularized (gaps filled, ends trimmed,
+// optionally resampled), split into training / validation / test, standardized by the training
+// part, and the Transformer compared with the NW forecaster and the seasonal naive on the test.
 #include "kernelformer/model/series_experiment.hpp"
 
 #include <fmt/format.h>
@@ -92,6 +95,8 @@ double check_regular(const std::vector<double>& t, index offset,
 
 }  // namespace
 
+// Order of the checks: shapes and options, increasing time, missing values (o.fill), then the
+// step's regularity; every message names the row through o.row_name.
 regular_series series_regularize(std::vector<double> time, std::vector<double> values,
                                  const series_regular_options& o) {
   const auto row = o.row_name ? o.row_name : [](index i) { return fmt::format("row {}", i + 1); };
@@ -115,7 +120,7 @@ regular_series series_regularize(std::vector<double> time, std::vector<double> v
   regular_series s;
   s.trimmed = index(first + values.size() - last);
   s.values.assign(values.begin() + std::ptrdiff_t(first), values.begin() + std::ptrdiff_t(last));
-  if (time.empty()) {
+  if (time.empty()) {  // no time column: the row numbers (of the original rows) are the time
     s.time.resize(s.values.size());
     std::iota(s.time.begin(), s.time.end(), double(first));
   } else {
@@ -180,6 +185,7 @@ void series_standardize(series_data& d) {
   d.scale = sd;
 }
 
+// z = (y − μ) / σ for the first `end` values.
 std::vector<double> standardized(const series_data& d, index end) {
   std::vector<double> z(d.series.values.begin(), d.series.values.begin() + end);
   for (double& x : z) x = (x - d.shift) / d.scale;
@@ -208,6 +214,7 @@ series_data series_make(regular_series s, const series_spec& spec) {
           series_period_detect(std::span<const double>(v.data(), std::size_t(d.known)), max_lag);
   }
   series_standardize(d);
+  // Windows over z: training targets [window, train_end), validation targets [train_end, known).
   const std::vector<double> z = standardized(d, d.known);
   d.train = series_windows_make(z, d.window, d.window, d.train_end);
   d.validation = series_windows_make(z, d.window, d.train_end, d.known);
@@ -225,12 +232,13 @@ train_result series_train(const series_data& d, sequence_regressor<float>& m, tr
   o.validation_x = validate ? &d.validation.x : nullptr;
   o.validation_y = validate ? &d.validation.y : nullptr;
   train_result r = train_regressor(m, d.train.x, d.train.y, o, on_epoch);
-  m.set_input_normalization(d.shift, d.scale);
+  m.set_input_normalization(d.shift, d.scale);  // trained on z: from now on it takes raw values
   return r;
 }
 
 namespace {
 
+// Throws naming the forecaster, the forecast and the first step that is not finite.
 void check_finite(const std::string& name, const std::vector<double>& v, const char* what) {
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i]))
@@ -240,6 +248,8 @@ void check_finite(const std::string& name, const std::vector<double>& v, const c
 
 }  // namespace
 
+// Every forecaster on the test horizon (rollout and teacher-forced) and `future` steps past the
+// series; the mean of the known part as the baseline every forecaster should beat.
 series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future) {
   const auto& v = d.series.values;
   const std::span<const double> known(v.data(), std::size_t(d.known)), all(v);

@@ -17,6 +17,7 @@
 #include "kernelformer/model/data_parallel.hpp"
 #include "kernelformer/model/token_model.hpp"
 #include "kernelformer/model/train_state.hpp"
+#include "kernelformer/optim/adamw.hpp"
 
 namespace kf::model {
 
@@ -60,6 +61,11 @@ lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
                          std::span<const index> val, const lm_preset& p, std::uint64_t seed,
                          const lm_progress& progress = {}, const data_parallel& parallel = {},
                          const lm_checkpointing& checkpointing = {});
+
+// The AdamW a token model trains with (here and in seq2seq_train): β = (0.9, 0.99), ε = 1e-8,
+// weight decay on the matrices only (not biases, norms, or 1-D tables).
+optim::adamw<float> lm_optimizer(const nn::parameters<float>& params, double lr,
+                                 double weight_decay);
 
 // Mean next-token cross-entropy over `windows` evenly spaced windows of length context.
 double lm_evaluate(token_model<float>& m, std::span<const index> data, index windows);

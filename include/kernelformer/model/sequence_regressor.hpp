@@ -34,6 +34,11 @@ struct checkpoint;
 // attention kernel with its split, checked against the head dimension. Throw naming the field.
 nn::activation checkpoint_metadata_activation(const std::map<std::string, std::string>& m);
 kernel_spec checkpoint_metadata_kernel(const std::map<std::string, std::string>& m, index head_dim);
+// A block's fields as metadata (d_model, heads, d_ff, dropout, activation, norm_first, kernel,
+// kernel_split), added to m; and back, every field checked (ranges, heads dividing d_model, the
+// kernel against the head dimension), throwing std::runtime_error naming the field.
+void block_config_to_metadata(const nn::block_config& b, std::map<std::string, std::string>& m);
+nn::block_config block_config_from_metadata(const std::map<std::string, std::string>& m);
 
 struct regressor_config {
   index seq_len = 99;

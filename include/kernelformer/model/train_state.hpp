@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/optim/adamw.hpp"
 
 namespace kf::model {
 
@@ -42,6 +43,14 @@ std::optional<train_state> train_state_decode(const checkpoint& ck, index parame
 // A generator's state as text and back; the parse throws std::runtime_error naming `what`.
 std::string rng_save(const std::mt19937_64& g);
 void rng_load(std::mt19937_64& g, const std::string& text, const std::string& what);
+
+// The part of a state every training run keeps alike: the optimizer's moments and step count and
+// the two generators (the run's own: batches, shuffles; and dropout's). The restore throws
+// naming a malformed generator state; adamw::restore checks the moments' sizes.
+void train_state_store(train_state& s, const optim::adamw<float>& opt, const std::mt19937_64& rng,
+                       const std::mt19937_64& dropout_rng);
+void train_state_restore(const train_state& s, optim::adamw<float>& opt, std::mt19937_64& rng,
+                         std::mt19937_64& dropout_rng);
 
 // Throws std::runtime_error naming the first option whose value differs between the saved run
 // and this one ("the checkpoint was trained with --batch 64, this run has 32").
