@@ -160,4 +160,32 @@ void print_confusion(const classify_fit& fit, const label_set& ls, const std::st
   fmt::print("\n");
 }
 
+classify_names classify_fit_names(const classify_spec& spec, const classify_fit& fit) {
+  const bool knn = spec.method == classify_method::knn;
+  return {knn ? "knn" : "nw",
+          knn ? fmt::format("k = {}", fit.spec.k)
+              : fmt::format("bandwidth = {:.6g}", fmt::join(fit.spec.bandwidth, ", ")),
+          fit.curve.empty() ? "given" : classify_criterion_name(spec.criterion),
+          knn ? (spec.knn_distance_weights ? "inverse_distance" : "uniform")
+              : std::string(kernel_name(spec.kernel))};
+}
+
+void print_classify_result(const classify_fit& fit, const label_set& ls,
+                           const classify_names& names, const std::string& data,
+                           const std::string& y, index rows) {
+  fmt::print("kf classify: {} rows from {}, {} classes, method {}, kernel {}\n", rows, data,
+             ls.names.size(), names.method, names.kernel);
+  fmt::print("{} ({}), LOO log-loss = {:.4f}, LOO accuracy = {:.4f}\n", names.param, names.how,
+             fit.loo.log_loss, fit.loo.accuracy);
+  if (fit.at_search_boundary)
+    fmt::print(stderr, "kf classify: warning: the best {} is at the edge of the searched range\n",
+               names.method == "knn" ? "k (raise --k-max)" : "bandwidth (0.01–10 × Silverman)");
+  if (fit.undefined > 0)
+    fmt::print(stderr,
+               "kf classify: warning: {} rows have no other point within the kernel's reach; "
+               "their probabilities are the class frequencies\n",
+               fit.undefined);
+  print_confusion(fit, ls, y);
+}
+
 }  // namespace kf::cli

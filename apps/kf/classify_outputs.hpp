@@ -1,6 +1,6 @@
 // What kf classify reads and writes beside the fit: the class labels of a text column, the
-// probabilities per row (CSV), the decision regions of a 2-D fit (a figure) and the
-// leave-one-out confusion matrix on the terminal.
+// probabilities per row (CSV), the decision regions of a 2-D fit (a figure), and on the terminal
+// the fit's scores and the leave-one-out confusion matrix.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -40,5 +40,21 @@ nlohmann::json classify_summary(const classify_fit& fit, const label_set& ls,
 
 // The leave-one-out confusion matrix (rows: true class, columns: predicted), names cut at 24.
 void print_confusion(const classify_fit& fit, const label_set& ls, const std::string& y);
+
+// How a fit is named in its plot's title, its summary and on the terminal.
+struct classify_names {
+  std::string method;  // knn | nw
+  std::string param;   // "k = 5" or "bandwidth = 0.3"
+  std::string how;     // "given", or the criterion that chose it (SPEC: as asked)
+  std::string kernel;  // the distance kernel, or knn's weights (inverse_distance | uniform)
+};
+classify_names classify_fit_names(const classify_spec& spec, const classify_fit& fit);
+
+// The terminal report of a fit on ROWS rows of the file DATA (label column Y): the data and the
+// parameter in two lines, warnings on stderr (the search's edge, rows out of every kernel's
+// reach), the confusion matrix.
+void print_classify_result(const classify_fit& fit, const label_set& ls,
+                           const classify_names& names, const std::string& data,
+                           const std::string& y, index rows);
 
 }  // namespace kf::cli

@@ -2,10 +2,10 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include <cmath>
 #include <memory>
 #include <vector>
 
+#include "attend_outputs.hpp"
 #include "common.hpp"
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
@@ -67,52 +67,6 @@ kernel_spec build_kernel(const attend_options& o) {
         "not {}",
         kernel_describe(k)));
   return k;
-}
-
-// --compare-exact: the relative error ||out − exact||_F / ||exact||_F of the outputs against the
-// exact kernel the random features approximate, and of the implied weights p_ij on up to 8 rows
-// (the --weight-rows, else evenly spaced): Σ_j |p_ij − p*_ij| (total variation × 2) and
-// ||p_i − p*_i||_2 / ||p*_i||_2, averaged over the rows.
-template <class T>
-void compare_exact(const attend_options& o, const_matrix_view<T> q, const_matrix_view<T> k,
-                   const_matrix_view<T> v, const_matrix_view<T> out, const kernel_spec& kern,
-                   const mask& msk, const smooth_options& opt) {
-  const kernel_spec exact(*kernel_exact_counterpart(kern.first));
-  matrix<T> ex(q.rows, v.cols);
-  smooth_forward<T>(ex.view(), {}, q, k, v, exact, msk, opt);
-  double num = 0, den = 0;
-  for (index i = 0; i < q.rows; ++i)
-    for (index c = 0; c < v.cols; ++c) {
-      const double e = double(ex(i, c)), diff = double(out(i, c)) - e;
-      num += diff * diff;
-      den += e * e;
-    }
-  std::vector<index> rows = o.weight_rows;
-  if (rows.empty())
-    for (index t = 0; t < std::min<index>(8, q.rows); ++t)
-      rows.push_back(t * q.rows / std::min<index>(8, q.rows));
-  matrix<T> pw(static_cast<index>(rows.size()), k.rows), pe(pw.rows(), k.rows);
-  smooth_weights<T>(pw.view(), rows, q, k, kern, msk, opt);
-  smooth_weights<T>(pe.view(), rows, q, k, exact, msk, opt);
-  double tv = 0, rel = 0;
-  for (index a = 0; a < pw.rows(); ++a) {
-    double l1 = 0, d2 = 0, e2 = 0;
-    for (index j = 0; j < k.rows; ++j) {
-      const double diff = double(pw(a, j)) - double(pe(a, j));
-      l1 += std::abs(diff);
-      d2 += diff * diff;
-      e2 += double(pe(a, j)) * double(pe(a, j));
-    }
-    tv += l1;
-    rel += e2 > 0 ? std::sqrt(d2 / e2) : 0.0;
-  }
-  const double nr = double(std::max<index>(1, pw.rows()));
-  fmt::print(
-      "compare-exact: {} vs {}: outputs rel. error {:.4g} (Frobenius); weights on {} rows: "
-      "mean sum|p - p*| {:.4g}, mean rel. L2 {:.4g}\n",
-      kernel_describe(kernel_resolve(kern, q.cols, std::is_same_v<T, float>)),
-      kernel_describe(kernel_resolve(exact, q.cols, std::is_same_v<T, float>)),
-      den > 0 ? std::sqrt(num / den) : std::sqrt(num), pw.rows(), tv / nr, rel / nr);
 }
 
 template <class T>
@@ -180,7 +134,8 @@ void run_typed(const attend_options& o, const loaded_array& q, const loaded_arra
       dist::size() == 1 ? smooth_route_name(st.route) : "partial",
       dist::size() > 1 ? fmt::format(", keys sharded over {} MPI ranks", dist::size()) : "");
   fmt::print("wrote {}{}\n", o.out, o.weights.empty() ? "" : " and " + o.weights);
-  if (o.compare_exact) compare_exact<T>(o, qm, km, vm, out.cview(), kern, msk, opt);
+  if (o.compare_exact)
+    print_compare_exact<T>(qm, km, vm, out.cview(), kern, msk, opt, o.weight_rows);
   if (st.empty_rows > 0)
     fmt::print(stderr,
                "kf attend: warning: {} query rows had no key with nonzero weight; their output "

@@ -60,8 +60,8 @@ classify_spec parse_spec(const classify_options& o, index d) {
   return spec;
 }
 
-void run(const classify_options& o) {
-  const auto xcols = split_list(o.x, "--x");
+// Every option that needs no data, and every output path, checked before the data is read.
+classify_spec check_options(const classify_options& o, const std::vector<std::string>& xcols) {
   if (std::find(xcols.begin(), xcols.end(), o.y) != xcols.end())
     throw user_error("--y " + o.y + " is also an --x column");
   classify_spec spec = parse_spec(o, static_cast<index>(xcols.size()));
@@ -74,8 +74,17 @@ void run(const classify_options& o) {
   require_fit_outputs({o.out, o.summary, o.plot, o.plot_criterion, ""});
   if (o.na != "error" && o.na != "drop")
     throw user_error(fmt::format("--na {}: expected error or drop", o.na));
+  return spec;
+}
 
-  step_progress steps;  // a bar per long library step (reading, neighbor queries), on a terminal
+// The --x columns and the classes of --y: at least 2, and not one per row (a number to regress).
+struct classify_data {
+  matrix<double> x;
+  label_set ls;
+  index classes = 0;
+};
+
+classify_data read_data(const classify_options& o, const std::vector<std::string>& xcols) {
   io::csv_options copt;
   copt.columns = xcols;
   copt.text_columns = {o.y};
@@ -89,19 +98,72 @@ void run(const classify_options& o) {
   if (table.dropped_rows > 0 && !o.quiet)
     fmt::print(stderr, "kf: note: {}: skipped {} rows with a blank cell (--na drop)\n", o.data,
                table.dropped_rows);
-  const matrix<double> x = table.select<double>(xcols);
-  const label_set ls = index_labels(table.text[0]);
-  const auto C = static_cast<index>(ls.names.size());
-  if (C < 2)
+  classify_data d{table.select<double>(xcols), index_labels(table.text[0]), 0};
+  d.classes = static_cast<index>(d.ls.names.size());
+  if (d.classes < 2)
     throw user_error(
         fmt::format("{}: column '{}' holds a single class ('{}'); classification "
                     "needs at least 2",
-                    o.data, o.y, ls.names[0].substr(0, 40)));
-  if (C == x.rows() || C > 1000)
+                    o.data, o.y, d.ls.names[0].substr(0, 40)));
+  if (d.classes == d.x.rows() || d.classes > 1000)
     throw user_error(
         fmt::format("{}: column '{}' has {} distinct values in {} rows: a number to "
                     "regress (kf smooth), not class labels",
-                    o.data, o.y, C, x.rows()));
+                    o.data, o.y, d.classes, d.x.rows()));
+  return d;
+}
+
+classify_fit fit_classifier(const classify_options& o, const classify_spec& spec,
+                            const classify_data& d) {
+  progress_bar bar(spec.method == classify_method::knn ? "choosing k" : "choosing the bandwidth");
+  try {
+    return classify_fit_data(spec, d.x.cview(), d.ls.of_row, d.classes,
+                             [&](int done, int total) { bar.update(done, total); });
+  } catch (const std::invalid_argument& e) {
+    throw user_error(fmt::format("{}: {}", o.data, e.what()));
+  }
+}
+
+// Every file asked for, staged and committed together; counts in AT_UNDEFINED the --at points no
+// training point reaches.
+void write_outputs(const classify_options& o, const std::vector<std::string>& xcols,
+                   const classify_spec& spec, const classify_data& d, const classify_fit& fit,
+                   const matrix<double>& at, const classify_names& names, index& at_undefined) {
+  const bool knn = spec.method == classify_method::knn;
+  const label_set& ls = d.ls;
+  io::atomic_writer writer;
+  if (!o.out.empty() && o.at.empty())
+    writer.stage(o.out, proba_csv(xcols, o.y, ls, d.x.cview(), &ls.of_row, fit.loo_proba));
+  if (!o.at.empty())
+    writer.stage(o.out,
+                 proba_csv(xcols, o.y, ls, at.cview(), nullptr,
+                           classify_probabilities(fit.spec, d.x.cview(), ls.of_row, d.classes,
+                                                  at.cview(), false, &at_undefined)));
+  nlohmann::json js = classify_summary(fit, ls, xcols, o.y, names.kernel, names.how);
+  if (!o.at.empty()) js["at"] = {{"file", o.at}, {"rows", at.rows()}, {"undefined", at_undefined}};
+  if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
+  if (!o.plot.empty())
+    writer.stage(o.plot, region_plot(fit, d.x.cview(), ls, ls.of_row, xcols,
+                                     fmt::format("{} {} classifier, {} ({}), LOO accuracy {:.3f}",
+                                                 names.method, names.kernel, names.param, names.how,
+                                                 fit.loo.accuracy),
+                                     o.grid, o.plot));
+  if (!o.plot_criterion.empty())
+    writer.stage(o.plot_criterion,
+                 criterion_plot(fit.curve, knn ? double(fit.spec.k) : fit.spec.bandwidth[0],
+                                spec.criterion == classify_criterion::log_loss
+                                    ? fit.loo.log_loss
+                                    : 1.0 - fit.loo.accuracy + 1e-9 * fit.loo.log_loss,
+                                names.how, d.x.cols() > 1 && !knn, o.plot_criterion,
+                                knn ? "k" : "bandwidth h"));
+  writer.commit();
+}
+
+void run(const classify_options& o) {
+  const auto xcols = split_list(o.x, "--x");
+  const classify_spec spec = check_options(o, xcols);
+  step_progress steps;  // a bar per long library step (reading, neighbor queries), on a terminal
+  const classify_data d = read_data(o, xcols);
   matrix<double> at;
   if (!o.at.empty()) {
     try {
@@ -110,66 +172,14 @@ void run(const classify_options& o) {
       throw user_error(e.what());
     }
   }
-  classify_fit fit;
-  {
-    progress_bar bar(spec.method == classify_method::knn ? "choosing k" : "choosing the bandwidth");
-    try {
-      fit = classify_fit_data(spec, x.cview(), ls.of_row, C,
-                              [&](int done, int total) { bar.update(done, total); });
-    } catch (const std::invalid_argument& e) {
-      throw user_error(fmt::format("{}: {}", o.data, e.what()));
-    }
-  }
+  const classify_fit fit = fit_classifier(o, spec, d);
   if (!o.plot_criterion.empty() && fit.curve.empty())
     throw user_error("--plot-criterion needs a searched parameter (--bandwidth auto or --k cv)");
-  const bool knn = spec.method == classify_method::knn;
-  const std::string param =
-      knn ? fmt::format("k = {}", fit.spec.k)
-          : fmt::format("bandwidth = {:.6g}", fmt::join(fit.spec.bandwidth, ", "));
-  const std::string how = fit.curve.empty() ? "given" : classify_criterion_name(spec.criterion);
-  const std::string kernel_text = knn ? (spec.knn_distance_weights ? "inverse_distance" : "uniform")
-                                      : std::string(kernel_name(spec.kernel));
-
-  io::atomic_writer writer;
+  const classify_names names = classify_fit_names(spec, fit);
   index at_undefined = 0;
-  if (!o.out.empty() && o.at.empty())
-    writer.stage(o.out, proba_csv(xcols, o.y, ls, x.cview(), &ls.of_row, fit.loo_proba));
-  if (!o.at.empty())
-    writer.stage(o.out, proba_csv(xcols, o.y, ls, at.cview(), nullptr,
-                                  classify_probabilities(fit.spec, x.cview(), ls.of_row, C,
-                                                         at.cview(), false, &at_undefined)));
-  nlohmann::json js = classify_summary(fit, ls, xcols, o.y, kernel_text, how);
-  if (!o.at.empty()) js["at"] = {{"file", o.at}, {"rows", at.rows()}, {"undefined", at_undefined}};
-  if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
-  if (!o.plot.empty())
-    writer.stage(o.plot, region_plot(fit, x.cview(), ls, ls.of_row, xcols,
-                                     fmt::format("{} {} classifier, {} ({}), LOO accuracy {:.3f}",
-                                                 js["method"].get<std::string>(), kernel_text,
-                                                 param, how, fit.loo.accuracy),
-                                     o.grid, o.plot));
-  if (!o.plot_criterion.empty())
-    writer.stage(
-        o.plot_criterion,
-        criterion_plot(fit.curve, knn ? double(fit.spec.k) : fit.spec.bandwidth[0],
-                       spec.criterion == classify_criterion::log_loss
-                           ? fit.loo.log_loss
-                           : 1.0 - fit.loo.accuracy + 1e-9 * fit.loo.log_loss,
-                       how, x.cols() > 1 && !knn, o.plot_criterion, knn ? "k" : "bandwidth h"));
-  writer.commit();
+  write_outputs(o, xcols, spec, d, fit, at, names, at_undefined);
   if (o.quiet) return;
-  fmt::print("kf classify: {} rows from {}, {} classes, method {}, kernel {}\n", x.rows(), o.data,
-             C, js["method"].get<std::string>(), kernel_text);
-  fmt::print("{} ({}), LOO log-loss = {:.4f}, LOO accuracy = {:.4f}\n", param, how,
-             fit.loo.log_loss, fit.loo.accuracy);
-  if (fit.at_search_boundary)
-    fmt::print(stderr, "kf classify: warning: the best {} is at the edge of the searched range\n",
-               knn ? "k (raise --k-max)" : "bandwidth (0.01–10 × Silverman)");
-  if (fit.undefined > 0)
-    fmt::print(stderr,
-               "kf classify: warning: {} rows have no other point within the kernel's reach; "
-               "their probabilities are the class frequencies\n",
-               fit.undefined);
-  print_confusion(fit, ls, o.y);
+  print_classify_result(fit, d.ls, names, o.data, o.y, d.x.rows());
   if (at_undefined > 0)
     fmt::print(stderr,
                "kf classify: warning: {} of the --at points have no training point within the "

@@ -1,5 +1,7 @@
 // kf inspect — a checkpoint's architecture, parameter count, and every attention head read as a
-// kernel smoother (head-as-kernel fit, effective degrees of freedom tr W) on one input.
+// kernel smoother (head-as-kernel fit, effective degrees of freedom tr W) on one input. Reads the
+// sequence regressors of kf train periodic and kf train series, and the token models of kf train
+// lm and kf train seq2seq.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -86,12 +88,10 @@ model_inspection inspect_lm(const inspect_options& o, std::string& what) {
       *lm.model, in.ids, [&](int done, int total) { bar.update(done, total); }, in.source);
 }
 
-void run(const inspect_options& o) {
-  require_extension(o.model, "model", {".safetensors"});
-  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
-  if (!o.csv.empty()) require_output(o.csv, "--csv", {".csv"});
-  model_inspection r;
-  std::string input;
+// The checkpoint read as its kind says: a sequence regressor (kf train periodic or series) on
+// regressor_input, a token model (kf train lm or seq2seq) through inspect_lm; INPUT says what
+// it ran on. Every failure is a user_error naming the file.
+model_inspection inspect_checkpoint(const inspect_options& o, std::string& input) {
   try {
     const model::checkpoint ck = model::checkpoint_load(o.model);
     const std::string kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : "?";
@@ -99,21 +99,24 @@ void run(const inspect_options& o) {
       auto m = model::sequence_regressor_load(ck);
       const auto w = regressor_input(o, m->config().seq_len, input);
       progress_bar bar("reading the heads");
-      r = inspect_regressor(*m, w, [&](int done, int total) { bar.update(done, total); });
-    } else if (kind == "token_model") {
-      r = inspect_lm(o, input);
-    } else {
-      throw user_error(
-          fmt::format("{}: model kind '{}' is not one kf inspect reads "
-                      "(sequence_regressor, token_model)",
-                      o.model, model::checkpoint_quote(kind)));
+      return inspect_regressor(*m, w, [&](int done, int total) { bar.update(done, total); });
     }
+    if (kind == "token_model") return inspect_lm(o, input);
+    throw user_error(
+        fmt::format("{}: model kind '{}' is not one kf inspect reads "
+                    "(sequence_regressor, token_model)",
+                    o.model, model::checkpoint_quote(kind)));
   } catch (const user_error&) {
     throw;
   } catch (const std::exception& e) {
     const std::string what = e.what();
     throw user_error(what.rfind(o.model + ":", 0) == 0 ? what : o.model + ": " + what);
   }
+}
+
+// --summary (everything, every shape's fit per head) and --csv (a row per head), committed
+// together.
+void write_outputs(const inspect_options& o, const model_inspection& r, const std::string& input) {
   nlohmann::json js;
   js["model"] = o.model;
   js["kind"] = r.kind;
@@ -146,7 +149,11 @@ void run(const inspect_options& o) {
   if (!o.summary.empty()) writer.stage(o.summary, js.dump(2) + "\n");
   if (!o.csv.empty()) writer.stage(o.csv, csv);
   writer.commit();
-  if (o.quiet) return;
+}
+
+// The model, its input and a table of the heads.
+void print_inspection(const inspect_options& o, const model_inspection& r,
+                      const std::string& input) {
   fmt::print("kf inspect: {} ({})\n{}\n{} parameters; input: {}\n\n", o.model, r.kind,
              r.architecture, r.parameters, input);
   // The site column only when there are several (an encoder-decoder's three).
@@ -172,6 +179,16 @@ void run(const inspect_options& o) {
         r.heads.empty() ? 0 : r.heads[0].queries, r.heads.empty() ? 0 : r.heads[0].queries);
 }
 
+void run(const inspect_options& o) {
+  require_extension(o.model, "model", {".safetensors"});
+  if (!o.summary.empty()) require_output(o.summary, "--summary", {".json"});
+  if (!o.csv.empty()) require_output(o.csv, "--csv", {".csv"});
+  std::string input;
+  const model_inspection r = inspect_checkpoint(o, input);
+  write_outputs(o, r, input);
+  if (!o.quiet) print_inspection(o, r, input);
+}
+
 }  // namespace
 
 void add_inspect(CLI::App& app) {
@@ -179,13 +196,16 @@ void add_inspect(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "inspect",
       "A checkpoint's architecture, parameter count and every attention head read as a kernel "
-      "smoother: best kernel shape, bandwidth, offset, R², effective degrees of freedom tr W");
+      "smoother (best kernel shape, bandwidth, offset, R², effective degrees of freedom tr W); "
+      "reads the checkpoints of kf train periodic, series, lm and seq2seq");
   sub->add_option("model", o->model,
-                  "MODEL.safetensors (kf train periodic, kf train lm or kf train seq2seq)")
+                  "MODEL.safetensors: a sequence regressor (kf train periodic or kf train series) "
+                  "or a token model (kf train lm or kf train seq2seq)")
       ->required();
   sub->add_option("--data", o->data,
-                  "periodic regressor: X.npy|X.csv, one window per row (default: the sin test "
-                  "context); language model: a text file, its first context tokens");
+                  "sequence regressor: X.npy|X.csv, one window of raw values per row (a series "
+                  "model standardizes them itself, as kf predict; default: the sin test context); "
+                  "language model: a text file, its first context tokens");
   sub->add_option("--row", o->row, "regressor: the row of --data to run (1-based)")
       ->capture_default_str();
   sub->add_option("--text", o->text,
@@ -203,6 +223,7 @@ void add_inspect(CLI::App& app) {
       "  kf train periodic --function sin --config quick --save sin.safetensors\n"
       "  kf inspect sin.safetensors                      # on the sin test context\n"
       "  kf inspect sin.safetensors --data windows.npy --row 3 --csv heads.csv\n"
+      "  kf inspect sales.safetensors --data runs/sales/test_windows.csv   # kf train series\n"
       "  kf inspect lm.safetensors --text \"To be, or not to be\" --summary heads.json\n"
       "  kf inspect s2s.safetensors --source \"abc123\" --csv heads.csv   # encoder, decoder, "
       "cross");

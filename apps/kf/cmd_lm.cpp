@@ -5,22 +5,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "common.hpp"
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
-#include "kernelformer/model/generation.hpp"
 #include "kernelformer/model/lm_train.hpp"
 #include "kernelformer/model/train_state.hpp"
 #include "kernelformer/text/tokenizer.hpp"
-#include "kernelformer/viz/plot.hpp"
-#include "lm_load.hpp"
 #include "lm_outputs.hpp"
+#include "train_options.hpp"
 
 namespace kf::cli {
 namespace {
@@ -71,27 +66,6 @@ std::map<std::string, std::string> lm_run_options(const lm_options& o, const mod
   return run;
 }
 
-// --resume: the checkpoint's weights into m, its training state out.
-model::train_state load_lm_resume(const std::string& path, model::token_model<float>& m,
-                                  const std::map<std::string, std::string>& run) {
-  require_extension(path, "--resume", {".safetensors"});
-  try {
-    const model::checkpoint ck = model::checkpoint_load(path);
-    auto st = model::train_state_decode(ck, m.params().count());
-    if (!st)
-      throw std::runtime_error(
-          "holds no training state (a final model: the checkpoints --save-every writes carry it)");
-    model::train_state_check_run(*st, run);
-    model::checkpoint_check_shapes(ck, m.params(), m.config().describe());
-    model::checkpoint_apply(ck, m.params());
-    return *st;
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw user_error(what.rfind(path + ":", 0) == 0 ? "--resume " + what
-                                                    : fmt::format("--resume {}: {}", path, what));
-  }
-}
-
 // Every option checked (and every output path) before the corpus is read; the preset with the
 // options that override it.
 model::lm_preset lm_preset_of(const lm_options& o, text::tokenizer_kind& kind) {
@@ -109,11 +83,7 @@ model::lm_preset lm_preset_of(const lm_options& o, text::tokenizer_kind& kind) {
   if (o.vocab < 2 || o.vocab > 1000000)
     throw user_error(
         fmt::format("--vocab {}: expected 2 to 1,000,000 pieces (<unk> included)", o.vocab));
-  if (o.save_every < 0) throw user_error("--save-every must be >= 1 (iterations)");
-  if (o.save_every > 0 && o.save.empty())
-    throw user_error("--save-every needs --save (the checkpoints are written there)");
-  if ((o.save_every > 0 || !o.resume.empty()) && dist::size() > 1)
-    throw user_error("--resume and --save-every run in one process, not under mpirun");
+  check_checkpoint_options(o.save_every, o.resume, o.save, "iterations");
   if (!(o.val_fraction >= 0 && o.val_fraction < 0.9))
     throw user_error("--val-fraction must be in [0, 0.9)");
   if (o.iters > 0) {
@@ -123,50 +93,49 @@ model::lm_preset lm_preset_of(const lm_options& o, text::tokenizer_kind& kind) {
   }
   if (o.batch > 0) p.batch = o.batch;
   if (o.lr > 0) p.lr = o.lr, p.min_lr = o.lr / 10;
-  if (!o.save.empty()) require_output_under(o.save, "--save", {".safetensors"}, o.out);
-  if (!o.summary.empty()) require_output_under(o.summary, "--summary", {".json"}, o.out);
-  // Checked now, created only when the outputs are staged (no empty folder after a failure).
-  if (!o.out.empty()) check_output_dir(o.out, "--out");
+  check_train_files({o.save, o.summary, o.out});
   return p;
 }
 
-void run_train(const lm_options& o) {
-  text::tokenizer_kind kind{};
-  model::lm_preset p = lm_preset_of(o, kind);
-  const std::string text = read_corpus(o.corpus);
-  // Split on the text: the last val_fraction is validation; the vocabulary comes from training.
-  const auto cut = static_cast<std::size_t>(double(text.size()) * (1.0 - o.val_fraction));
-  const std::string_view train_text(text.data(), cut),
-      val_text(text.data() + cut, text.size() - cut);
-  const text::tokenizer tok = text::tokenizer::train(kind, train_text, 2, o.vocab);
-  const std::vector<index> train = tok.encode(train_text);
-  index val_unknown = 0;
-  const std::vector<index> val = tok.encode(val_text, &val_unknown);
-  p.model.vocab = tok.size();
-  if (static_cast<index>(train.size()) < p.model.context + 2)
+// The corpus, split on the text: the last val_fraction is validation; the vocabulary (at most
+// --vocab pieces) comes from the training part.
+struct lm_corpus {
+  std::string text;
+  text::tokenizer tok;
+  std::vector<index> train, val;
+  index val_unknown = 0;  // validation pieces outside the vocabulary
+};
+
+lm_corpus tokenize_corpus(const lm_options& o, text::tokenizer_kind kind, index context) {
+  lm_corpus c;
+  c.text = read_corpus(o.corpus);
+  const auto cut = static_cast<std::size_t>(double(c.text.size()) * (1.0 - o.val_fraction));
+  const std::string_view train_text(c.text.data(), cut),
+      val_text(c.text.data() + cut, c.text.size() - cut);
+  c.tok = text::tokenizer::train(kind, train_text, 2, o.vocab);
+  c.train = c.tok.encode(train_text);
+  c.val = c.tok.encode(val_text, &c.val_unknown);
+  if (static_cast<index>(c.train.size()) < context + 2)
     throw user_error(fmt::format("--corpus: {} training tokens are too few for a context of {}",
-                                 train.size(), p.model.context));
-  model::token_model<float> m(p.model, o.seed);
-  const std::string corpus_name = o.corpus.empty() ? "fortunes (Debian package)" : o.corpus;
-  const auto run_opts = lm_run_options(o, p, text);
-  model::train_state resumed;
-  model::lm_checkpointing cp;
-  std::vector<model::checkpoint_tensor> final_state;
-  std::map<std::string, std::string> final_state_md;
-  if (!o.resume.empty()) {
-    resumed = load_lm_resume(o.resume, m, run_opts);
-    cp.resume = &resumed;
-  }
+                                 c.train.size(), context));
+  return c;
+}
+
+// Every save_every iterations: weights, tokenizer and training state, atomically to --save; the
+// last state goes into LAST_STATE. The callback refers to every argument, which must outlive
+// training.
+void set_checkpointing(model::lm_checkpointing& cp, const lm_options& o, const lm_run& r,
+                       model::token_model<float>& m, const std::map<std::string, std::string>& run,
+                       lm_final_state& last_state) {
   cp.save_every = o.save_every;
-  // Every save_every iterations: weights, tokenizer and training state, atomically to --save.
-  cp.on_checkpoint = [&](const model::train_state& st) {
+  cp.on_checkpoint = [&o, &r, &m, &run, &last_state](const model::train_state& st) {
     model::train_state s = st;
-    s.run = run_opts;
-    auto md = p.model.to_metadata();
-    tok.to_metadata(md);
-    md["corpus"] = corpus_name;
-    if (st.done == p.iters) {  // rides along with the final --save
-      model::train_state_encode(s, final_state_md, final_state);
+    s.run = run;
+    auto md = r.preset.model.to_metadata();
+    r.tok.to_metadata(md);
+    md["corpus"] = r.corpus;
+    if (st.done == r.preset.iters) {  // rides along with the final --save
+      model::train_state_encode(s, last_state.metadata, last_state.tensors);
       return;
     }
     std::vector<model::checkpoint_tensor> extra;
@@ -174,70 +143,50 @@ void run_train(const lm_options& o) {
     make_output_parent(o.save, "--save");
     io::write_file_atomic(o.save, model::checkpoint_encode(m.params(), md, extra));
   };
-  if (!o.quiet && dist::is_root())
-    fmt::print(
-        "kf train lm: {} ({} bytes; {} train / {} validation tokens, {} tokenizer, vocabulary {})\n"
-        "  {} config: {} layers, {} heads, width {}, context {}, {} parameters, kernel {}; "
-        "{} iterations of batch {}{}\n",
-        corpus_name, text.size(), train.size(), val.size(), o.tokenizer, tok.size(), o.config,
-        p.model.decoder_layers, p.model.block.heads, p.model.block.d_model, p.model.context,
-        m.params().count(), kernel_describe(p.model.block.kernel), p.iters, p.batch,
-        dist::size() > 1 ? fmt::format(", data-parallel over {} MPI ranks", dist::size()) : "");
-  model::lm_train_result tr;
-  {
-    progress_bar bar("training");
-    double last_val = NAN;
-    tr = model::lm_train(
-        m, train, val, p, o.seed,
-        [&](index it, index total, double loss, const model::lm_eval_point* ev) {
-          if (ev) last_val = ev->val_loss;
-          bar.update(int(it), int(total),
-                     std::isnan(last_val) ? fmt::format("loss {:.3f}", loss)
-                                          : fmt::format("loss {:.3f} val {:.3f}", loss, last_val));
-        },
-        mpi_data_parallel(), cp);
-  }
-  if (!dist::is_root()) return;  // every rank holds the same model: rank 0 writes
-  const model::lm_eval_point& last = tr.evals.back();
-  const lm_run run{corpus_name, text.size(),  o.tokenizer,        o.config,
-                   tok,         train.size(), val.size(),         val_unknown,
-                   p,           o.seed,       m.params().count(), tr};
-  const nlohmann::json js = lm_summary(run);
-  auto md = p.model.to_metadata();
-  tok.to_metadata(md);
-  md["corpus"] = corpus_name;
-  md["val_loss"] = fmt::format("{:.6g}", last.val_loss);
-  md["trained_by"] = run_command("kf train lm", run_opts);
-  md["train_seconds"] = fmt::format("{:.1f}", tr.seconds);
+}
 
-  io::atomic_writer w;
-  if (!o.out.empty()) make_output_dir(o.out, "--out");
-  if (!o.save.empty()) make_output_parent(o.save, "--save");
-  if (!o.summary.empty()) make_output_parent(o.summary, "--summary");
-  md.insert(final_state_md.begin(), final_state_md.end());
-  if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), md, final_state));
-  if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
-  std::string sample;
-  if (!o.out.empty()) {
-    const std::string prompt = tok.kind() == text::tokenizer_kind::character ? "The " : "The";
-    const auto gen = model::token_model_generate(m, tok.encode(prompt), 300, 0.8, 0, o.seed);
-    sample = prompt + tok.decode(gen);
-    stage_lm_outputs(w, o.out, run, js, sample);
+model::lm_train_result train_lm(model::token_model<float>& m, const lm_corpus& c,
+                                const model::lm_preset& p, std::uint64_t seed,
+                                const model::lm_checkpointing& cp) {
+  progress_bar bar("training");
+  double last_val = NAN;
+  return model::lm_train(
+      m, c.train, c.val, p, seed,
+      [&](index it, index total, double loss, const model::lm_eval_point* ev) {
+        if (ev) last_val = ev->val_loss;
+        bar.update(int(it), int(total),
+                   std::isnan(last_val) ? fmt::format("loss {:.3f}", loss)
+                                        : fmt::format("loss {:.3f} val {:.3f}", loss, last_val));
+      },
+      mpi_data_parallel(), cp);
+}
+
+void run_train(const lm_options& o) {
+  text::tokenizer_kind kind{};
+  model::lm_preset p = lm_preset_of(o, kind);
+  const lm_corpus c = tokenize_corpus(o, kind, p.model.context);
+  p.model.vocab = c.tok.size();
+  model::token_model<float> m(p.model, o.seed);
+  const std::string corpus_name = o.corpus.empty() ? "fortunes (Debian package)" : o.corpus;
+  const auto run_opts = lm_run_options(o, p, c.text);
+  model::train_state resumed;
+  model::lm_checkpointing cp;
+  if (!o.resume.empty()) {
+    resumed = load_resume(o.resume, m.params(), m.config().describe(), run_opts);
+    cp.resume = &resumed;
   }
-  w.commit();
-  if (o.quiet) return;
-  if (std::isnan(last.val_loss))
-    fmt::print("train loss {:.4f} (no validation text); {:.1f} s, {:.0f} tokens/s\n",
-               last.train_loss, tr.seconds, tr.tokens_per_second);
-  else
-    fmt::print(
-        "validation loss {:.4f} (perplexity {:.2f}), train loss {:.4f}; {:.1f} s, {:.0f} "
-        "tokens/s\n",
-        last.val_loss, std::exp(last.val_loss), last.train_loss, tr.seconds, tr.tokens_per_second);
-  if (!o.save.empty()) fmt::print("saved {}\n", o.save);
-  if (!o.out.empty())
-    fmt::print("wrote {}/ (loss.csv/png/svg, eval.csv, sample.txt, summary.json)\nsample:\n{}\n",
-               o.out, sample);
+  model::lm_train_result tr;  // filled by the training below; r refers to it
+  const lm_run r{corpus_name, c.text.size(),  o.tokenizer,        o.config,
+                 c.tok,       c.train.size(), c.val.size(),       c.val_unknown,
+                 p,           o.seed,         m.params().count(), tr};
+  lm_final_state last_state;
+  set_checkpointing(cp, o, r, m, run_opts, last_state);
+  if (!o.quiet && dist::is_root()) print_lm_start(r);
+  tr = train_lm(m, c, p, o.seed, cp);
+  if (!dist::is_root()) return;  // every rank holds the same model: rank 0 writes
+  const std::string sample =
+      write_lm_outputs(r, m, {o.save, o.summary, o.out}, run_opts, last_state);
+  if (!o.quiet) print_lm_result(r, o.save, o.out, sample);
 }
 
 }  // namespace

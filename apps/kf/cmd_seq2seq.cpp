@@ -5,16 +5,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "common.hpp"
 #include "kernelformer/dist/mpi.hpp"
-#include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/seq2seq.hpp"
 #include "lm_load.hpp"
 #include "seq2seq_outputs.hpp"
+#include "train_options.hpp"
 
 namespace kf::cli {
 namespace {
@@ -96,9 +97,61 @@ void check_options(const seq2seq_options& o) {
     throw user_error("--examples and --validation must be at least 1");
   if (o.max_length < 3 || o.max_length > 64)
     throw user_error("--max-length must be in 3..64 (reverse: strings of 3 to max-length)");
-  if (!o.save.empty()) require_output_under(o.save, "--save", {".safetensors"}, o.out);
-  if (!o.summary.empty()) require_output_under(o.summary, "--summary", {".json"}, o.out);
-  if (!o.out.empty()) check_output_dir(o.out, "--out");
+  check_train_files({o.save, o.summary, o.out});
+}
+
+// Validation characters the training pairs never showed (<unk>); a warning says how many.
+index count_unknown(const model::seq2seq_vocab& v, const std::vector<model::seq2seq_pair>& val) {
+  index unknown = 0;
+  for (const auto& q : val) {
+    index us = 0, ut = 0;
+    v.encode(q.source, &us), v.encode(q.target, &ut);
+    unknown += us + ut;
+  }
+  if (unknown > 0)
+    fmt::print(stderr,
+               "kf: warning: {} character(s) of the validation pairs never occur in the training "
+               "pairs (<unk>)\n",
+               unknown);
+  return unknown;
+}
+
+model::seq2seq_train_result train_seq2seq(model::token_model<float>& m,
+                                          const model::seq2seq_vocab& v, const seq2seq_data& d,
+                                          const model::seq2seq_preset& p, std::uint64_t seed) {
+  progress_bar bar("training");
+  double exact = NAN;
+  return model::seq2seq_train(
+      m, v, d.train, d.val, p, seed,
+      [&](index step, index total, double loss, const model::seq2seq_eval* e) {
+        if (e) exact = e->exact_match;
+        bar.update(int(step), int(total),
+                   std::isnan(exact) ? fmt::format("loss {:.3f}", loss)
+                                     : fmt::format("loss {:.3f} exact {:.1f}%", loss, 100 * exact));
+      });
+}
+
+// The checkpoint's metadata: the model, its characters, the data, the validation example kf
+// inspect and kf attention default to, the final score and how the weights were made.
+std::map<std::string, std::string> checkpoint_metadata(
+    const seq2seq_options& o, const seq2seq_data& d, const model::seq2seq_preset& p,
+    const model::seq2seq_vocab& v, const model::seq2seq_eval& fin, double train_seconds) {
+  auto md = p.model.to_metadata();
+  v.tok.to_metadata(md);
+  md["seq2seq"] = "true";
+  md["seq2seq_data"] = d.name;
+  md["seq2seq_example"] = d.val[0].source;
+  md["val_exact_match"] = fmt::format("{:.4f}", fin.exact_match);
+  md["train_seconds"] = fmt::format("{:.1f}", train_seconds);
+  md["trained_by"] =
+      run_command("kf train seq2seq",
+                  {{o.pairs.empty() ? "--task" : "--pairs", o.pairs.empty() ? o.task : o.pairs},
+                   {"--config", o.config},
+                   {"--steps", std::to_string(p.steps)},
+                   {"--batch", std::to_string(p.batch)},
+                   {"--lr", fmt::format("{:.17g}", p.lr)},
+                   {"--seed", std::to_string(o.seed)}});
+  return md;
 }
 
 void run_train(const seq2seq_options& o) {
@@ -112,17 +165,7 @@ void run_train(const seq2seq_options& o) {
   all.insert(all.end(), d.val.begin(), d.val.end());
   model::seq2seq_configure(p, v, all);
   model::token_model<float> m(p.model, o.seed);
-  index unknown = 0;  // validation characters the training pairs never showed (<unk>)
-  for (const auto& q : d.val) {
-    index us = 0, ut = 0;
-    v.encode(q.source, &us), v.encode(q.target, &ut);
-    unknown += us + ut;
-  }
-  if (unknown > 0)
-    fmt::print(stderr,
-               "kf: warning: {} character(s) of the validation pairs never occur in the training "
-               "pairs (<unk>)\n",
-               unknown);
+  const index unknown = count_unknown(v, d.val);
   if (!o.quiet)
     fmt::print(
         "kf train seq2seq: {} — {} train / {} validation pairs, vocabulary {}, context {}\n"
@@ -134,65 +177,16 @@ void run_train(const seq2seq_options& o) {
   run.config = o.config, run.positions = o.positions, run.data = d.name, run.seed = o.seed;
   run.task = d.task, run.train_pairs = static_cast<index>(d.train.size()), run.val = &d.val;
   run.val_unknown = unknown;
-  {
-    progress_bar bar("training");
-    double exact = NAN;
-    run.tr = model::seq2seq_train(
-        m, v, d.train, d.val, p, o.seed,
-        [&](index step, index total, double loss, const model::seq2seq_eval* e) {
-          if (e) exact = e->exact_match;
-          bar.update(int(step), int(total),
-                     std::isnan(exact)
-                         ? fmt::format("loss {:.3f}", loss)
-                         : fmt::format("loss {:.3f} exact {:.1f}%", loss, 100 * exact));
-        });
-  }
+  run.tr = train_seq2seq(m, v, d, p, o.seed);
   const model::seq2seq_eval fin = model::seq2seq_evaluate(m, v, d.val, &run.predictions);
   if (d.task)
     run.alignment = model::seq2seq_cross_alignment(
         m, v, *d.task,
         std::span(d.val).first(std::min<std::size_t>(kSeq2seqAlignmentPairs, d.val.size())));
   const nlohmann::json js = seq2seq_summary(run, p, fin, m.params().count());
-  auto md = p.model.to_metadata();
-  v.tok.to_metadata(md);
-  md["seq2seq"] = "true";
-  md["seq2seq_data"] = d.name;
-  md["seq2seq_example"] = d.val[0].source;
-  md["val_exact_match"] = fmt::format("{:.4f}", fin.exact_match);
-  md["train_seconds"] = fmt::format("{:.1f}", run.tr.seconds);
-  md["trained_by"] =
-      run_command("kf train seq2seq",
-                  {{o.pairs.empty() ? "--task" : "--pairs", o.pairs.empty() ? o.task : o.pairs},
-                   {"--config", o.config},
-                   {"--steps", std::to_string(p.steps)},
-                   {"--batch", std::to_string(p.batch)},
-                   {"--lr", fmt::format("{:.17g}", p.lr)},
-                   {"--seed", std::to_string(o.seed)}});
-  io::atomic_writer w;
-  if (!o.out.empty()) make_output_dir(o.out, "--out");
-  if (!o.save.empty()) make_output_parent(o.save, "--save");
-  if (!o.summary.empty()) make_output_parent(o.summary, "--summary");
-  if (!o.save.empty()) w.stage(o.save, model::checkpoint_encode(m.params(), md));
-  if (!o.summary.empty()) w.stage(o.summary, js.dump(2) + "\n");
-  if (!o.out.empty()) {
-    w.stage(o.out + "/summary.json", js.dump(2) + "\n");
-    stage_seq2seq_outputs(w, o.out, run, m, v);
-  }
-  w.commit();
-  if (o.quiet) return;
-  fmt::print("validation: exact match {:.1f}%, token accuracy {:.1f}%, loss {:.3g}; {:.1f} s\n",
-             100 * fin.exact_match, 100 * fin.token_accuracy, fin.val_loss, run.tr.seconds);
-  fmt::print("example: \"{}\" -> \"{}\" (target \"{}\")\n", d.val[0].source, run.predictions[0],
-             d.val[0].target);
-  if (run.alignment)
-    fmt::print(
-        "cross-attention: layer {} head {} puts {:.1f}% of its weight where the {} says "
-        "(chance {:.1f}%)\n",
-        run.alignment->best_layer + 1, run.alignment->best_head + 1, 100 * run.alignment->best,
-        d.task->name, 100 * run.alignment->chance);
-  if (!o.save.empty()) fmt::print("saved {}\n", o.save);
-  if (!o.out.empty())
-    fmt::print("wrote {}/ (loss, eval, accuracy, cross_attention, predictions, summary)\n", o.out);
+  write_seq2seq_outputs(run, m, v, {o.save, o.summary, o.out},
+                        checkpoint_metadata(o, d, p, v, fin, run.tr.seconds), js);
+  if (!o.quiet) print_seq2seq_result(run, fin, o.save, o.out);
 }
 
 }  // namespace

@@ -76,7 +76,9 @@ model::regular_series read_series(const series_options& o) {
   }
 }
 
-void run(const series_options& o) {
+// Every option, and every output path, checked before the data is read; the optimizer's
+// settings.
+model::train_options check_options(const series_options& o) {
   const regressor_flags& f = o.train;
   if (dist::size() > 1)
     throw mpi_refusal("kf train series runs in one process (a series trains in seconds)");
@@ -95,6 +97,48 @@ void run(const series_options& o) {
   if (o.patience < 0) throw user_error("--patience must be >= 0 (0: no early stopping)");
   if (o.future < 0) throw user_error("--future must be >= 0");
   regressor_flags_check_outputs(f);
+  return to;
+}
+
+model::train_result train_series(const model::series_data& d, model::sequence_regressor<float>& m,
+                                 model::train_options& to) {
+  progress_bar bar("training");
+  std::string note;
+  to.on_validation = [&](index, double loss, index best) {
+    note = fmt::format("val {:.4g}, best epoch {}", loss, best);
+  };
+  return model::series_train(
+      d, m, to, [&](index e, index total, double) { bar.update(int(e), int(total), note); });
+}
+
+// --save (the weights, how they were made, the period and the test error), --summary and the
+// --out folder, staged and committed together.
+void write_outputs(const series_options& o, const series_run& sr,
+                   model::sequence_regressor<float>& m, const std::string& summary) {
+  const regressor_flags& f = o.train;
+  io::atomic_writer w;
+  make_train_dirs({f.save, f.summary, f.out});
+  if (!f.save.empty()) {
+    auto md = m.config().to_metadata();
+    auto run_opts = regressor_flags_run(f, m.config(), sr.to);
+    run_opts["--y"] = o.y;
+    if (!o.x.empty()) run_opts["--x"] = o.x;
+    run_opts["--window"] = std::to_string(sr.d.window);
+    run_opts["--horizon"] = std::to_string(sr.d.horizon);
+    md["trained_by"] = run_command("kf train series " + o.data, run_opts);
+    md["train_seconds"] = fmt::format("{:.1f}", sr.tr.train_seconds);
+    md["series_period"] = std::to_string(sr.d.period.period);
+    md["test_mse_rollout"] = fmt::format("{:.6g}", sr.r.forecasters.front().rollout.mse);
+    w.stage(f.save, model::checkpoint_encode(m.params(), md));
+  }
+  if (!f.summary.empty()) w.stage(f.summary, summary);
+  if (!f.out.empty()) stage_series_outputs(w, f.out, sr, summary);
+  w.commit();
+}
+
+void run(const series_options& o) {
+  const regressor_flags& f = o.train;
+  model::train_options to = check_options(o);
   step_progress steps;  // a bar per long library step (reading, the NW bandwidth, forecasts)
   model::series_data d;
   try {
@@ -111,41 +155,11 @@ void run(const series_options& o) {
         d.series.values.size(), o.y, d.window, d.horizon, d.train.x.rows(), d.validation.x.rows(),
         d.period.period, d.period_given ? "given" : "detected", f.config, m.params().count(),
         to.epochs);
-  model::train_result tr;
-  {
-    progress_bar bar("training");
-    std::string note;
-    to.on_validation = [&](index, double loss, index best) {
-      note = fmt::format("val {:.4g}, best epoch {}", loss, best);
-    };
-    tr = model::series_train(
-        d, m, to, [&](index e, index total, double) { bar.update(int(e), int(total), note); });
-  }
+  const model::train_result tr = train_series(d, m, to);
   const model::series_result r = model::series_evaluate(d, m, o.future);
   const series_run sr{o.data, o.y, o.x, f.config, d, r, tr, m.config(), to, m.params().count()};
   const std::string summary = series_summary(sr).dump(2) + "\n";
-  io::atomic_writer w;
-  if (!f.out.empty()) make_output_dir(f.out, "--out");
-  if (!f.save.empty()) {
-    make_output_parent(f.save, "--save");
-    auto md = m.config().to_metadata();
-    auto run_opts = regressor_flags_run(f, m.config(), to);
-    run_opts["--y"] = o.y;
-    if (!o.x.empty()) run_opts["--x"] = o.x;
-    run_opts["--window"] = std::to_string(d.window);
-    run_opts["--horizon"] = std::to_string(d.horizon);
-    md["trained_by"] = run_command("kf train series " + o.data, run_opts);
-    md["train_seconds"] = fmt::format("{:.1f}", tr.train_seconds);
-    md["series_period"] = std::to_string(d.period.period);
-    md["test_mse_rollout"] = fmt::format("{:.6g}", r.forecasters.front().rollout.mse);
-    w.stage(f.save, model::checkpoint_encode(m.params(), md));
-  }
-  if (!f.summary.empty()) {
-    make_output_parent(f.summary, "--summary");
-    w.stage(f.summary, summary);
-  }
-  if (!f.out.empty()) stage_series_outputs(w, f.out, sr, summary);
-  w.commit();
+  write_outputs(o, sr, m, summary);
   if (f.quiet) return;
   fmt::print("epochs {} ({}); test RMSE, rollout / teacher-forced:\n", tr.epoch_loss.size(),
              tr.best_epoch == 0 ? "no validation tail"

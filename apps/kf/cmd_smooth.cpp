@@ -11,7 +11,6 @@
 #include "common.hpp"
 #include "fit_options.hpp"
 #include "kernelformer/dist/mpi.hpp"
-#include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "smooth_outputs.hpp"
@@ -99,25 +98,6 @@ regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) 
   return spec;
 }
 
-// Every file asked for, staged together and committed by rank 0.
-void write_outputs(const smooth_options& o, const smooth_run& r, const nlohmann::json& seconds) {
-  io::atomic_writer writer;
-  if (!o.out.empty()) writer.stage(o.out, smooth_fit_csv(r));
-  if (!o.summary.empty()) writer.stage(o.summary, smooth_summary(r, seconds).dump(2) + "\n");
-  if (!o.plot.empty()) writer.stage(o.plot, smooth_plot(r, o.plot));
-  const regression_fit& fit = r.fit;
-  if (!o.plot_criterion.empty())
-    writer.stage(o.plot_criterion,
-                 criterion_plot(fit.curve, fit.spec.bandwidth[0], fit.criterion_value,
-                                bandwidth_criterion_name(fit.criterion),
-                                fit.x.cols() > 1 && r.spec.method != regression_method::knn,
-                                o.plot_criterion,
-                                r.spec.method == regression_method::knn ? "k" : "bandwidth h"));
-  if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
-  if (!o.loo.empty()) writer.stage(o.loo, smooth_loo_csv(r));
-  if (dist::is_root()) writer.commit();  // under mpirun rank 0 writes
-}
-
 void run(const smooth_options& o) {
   bandwidth_criterion crit{};
   const regression_spec spec = smooth_spec(o, crit);
@@ -173,7 +153,8 @@ void run(const smooth_options& o) {
   const regression_prediction pred = regression_predict(fit, at.cview());
   seconds["predict"] = clock.lap();
   const smooth_run r{spec, fit, pred, at, xcols, o.y, source};
-  write_outputs(o, r, seconds);
+  write_smooth_outputs({o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv}, o.loo, r,
+                       seconds);
   if (dist::is_root() && !o.quiet) smooth_print(r, o.out);
 }
 

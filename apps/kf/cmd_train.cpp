@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -15,7 +14,6 @@
 #include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/periodic_experiment.hpp"
 #include "kernelformer/model/train_state.hpp"
-#include "kernelformer/viz/plot.hpp"
 #include "periodic_outputs.hpp"
 #include "train_options.hpp"
 
@@ -52,91 +50,47 @@ std::map<std::string, std::string> run_options(const periodic_options& o,
   return run;
 }
 
-// --resume: the checkpoint's weights into m, its training state out; every failure names the
-// file and what does not fit.
-model::train_state load_resume(const std::string& path, model::sequence_regressor<float>& m,
-                               const std::map<std::string, std::string>& run) {
-  require_extension(path, "--resume", {".safetensors"});
+model::periodic_function parse_function(const std::string& name) {
   try {
-    const model::checkpoint ck = model::checkpoint_load(path);
-    auto st = model::train_state_decode(ck, m.params().count());
-    if (!st)
-      throw std::runtime_error(
-          "holds no training state (a final model: the checkpoints --save-every writes carry it)");
-    model::train_state_check_run(*st, run);
-    model::checkpoint_check_shapes(ck, m.params(), m.config().describe());
-    model::checkpoint_apply(ck, m.params());
-    return *st;
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw user_error(what.rfind(path + ":", 0) == 0 ? "--resume " + what
-                                                    : fmt::format("--resume {}: {}", path, what));
-  }
-}
-
-void run(const periodic_options& p) {
-  const regressor_flags& o = p.train;
-  model::periodic_function fn;
-  try {
-    fn = model::periodic_function_parse(p.function);
+    return model::periodic_function_parse(name);
   } catch (const std::invalid_argument& e) {
     throw user_error(e.what());
   }
-  const model::regressor_config cfg = regressor_flags_config(o, model::periodic_data::kWindow);
-  model::train_options to = regressor_flags_train(o, kPeriodicDefaults);
-  if (p.save_every < 0) throw user_error("--save-every must be >= 1 (epochs)");
-  if (p.save_every > 0 && o.save.empty())
-    throw user_error("--save-every needs --save (the checkpoints are written there)");
-  if ((p.save_every > 0 || !p.resume.empty()) && dist::size() > 1)
-    throw user_error("--resume and --save-every run in one process, not under mpirun");
-  regressor_flags_check_outputs(o);
-  const model::periodic_data data = model::periodic_make(fn);
-  model::sequence_regressor<float> m(cfg, o.seed);
-  to.parallel = mpi_data_parallel();
-  const auto run_opts = run_options(p, cfg, to);
-  model::train_state resumed;
-  if (!p.resume.empty()) {
-    resumed = load_resume(p.resume, m, run_opts);
-    to.resume = &resumed;
-  }
+}
+
+// Every save_every epochs: the weights and the training state, written atomically to --save
+// (a kill -9 leaves the previous checkpoint whole). The last state rides along with the final
+// --save instead (so it too can be resumed from): encoded into final_checkpoint. The callback
+// refers to cfg, m, run and final_checkpoint, which must outlive the training.
+void set_checkpointing(model::train_options& to, const periodic_options& p,
+                       const model::regressor_config& cfg, model::sequence_regressor<float>& m,
+                       const std::map<std::string, std::string>& run,
+                       std::string& final_checkpoint) {
   to.save_every = p.save_every;
-  // Every save_every epochs: the weights and the training state, written atomically to --save
-  // (a kill -9 leaves the previous checkpoint whole).
-  // The last state rides along with the final --save (so it too can be resumed from).
-  std::string final_checkpoint;
-  to.on_checkpoint = [&](const model::train_state& st) {
+  const index epochs = to.epochs;
+  const std::string& save = p.train.save;
+  to.on_checkpoint = [&cfg, &m, &run, &final_checkpoint, &save,
+                      epochs](const model::train_state& st) {
     model::train_state s = st;
-    s.run = run_opts;
+    s.run = run;
     auto md = cfg.to_metadata();
     std::vector<model::checkpoint_tensor> extra;
     model::train_state_encode(s, md, extra);
-    if (st.done == to.epochs) {
+    if (st.done == epochs) {
       final_checkpoint = model::checkpoint_encode(m.params(), md, extra);
       return;
     }
-    make_output_parent(o.save, "--save");
-    io::write_file_atomic(o.save, model::checkpoint_encode(m.params(), md, extra));
+    make_output_parent(save, "--save");
+    io::write_file_atomic(save, model::checkpoint_encode(m.params(), md, extra));
   };
-  if (!o.quiet && dist::is_root())
-    fmt::print(
-        "kf train periodic: {} ({} config: d {}, H {}, {} layers, {} parameters), kernel {}, "
-        "seed {}, {} epochs{}\n",
-        p.function, o.config, cfg.block.d_model, cfg.block.heads, cfg.layers, m.params().count(),
-        kernel_describe(cfg.block.kernel), o.seed, to.epochs,
-        dist::size() > 1 ? fmt::format(", data-parallel over {} MPI ranks", dist::size()) : "");
-  model::train_result tr;
-  {
-    progress_bar bar("training");
-    tr = model::train_regressor(
-        m, data.train_x, data.train_y, to,
-        [&](index e, index total, double) { bar.update(int(e), int(total)); });
-  }
-  if (!dist::is_root()) return;  // every rank holds the same model: rank 0 writes
-  const auto fc = model::periodic_forecast_model(data, m);
-  std::vector<double> secs = tr.epoch_seconds;
-  std::sort(secs.begin(), secs.end());
-  const double median = secs[secs.size() / 2];
+}
 
+// summary.json (--summary, and in --out): the run's options, the losses and the timing.
+nlohmann::json periodic_summary(const periodic_options& p, const model::regressor_config& cfg,
+                                const model::train_options& to, index parameters,
+                                const model::train_result& tr, const model::forecast& fc,
+                                double epoch_seconds_median) {
+  const regressor_flags& o = p.train;
   nlohmann::json js;
   js["function"] = p.function;
   js["config"] = o.config;
@@ -148,19 +102,33 @@ void run(const periodic_options& p) {
   js["cosine_lr"] = o.cosine_lr;
   js["clip"] = o.clip;
   js["dropout"] = cfg.block.dropout;
-  js["parameters"] = m.params().count();
+  js["parameters"] = parameters;
   js["final_train_loss"] = tr.epoch_loss.back();
   js["test_mse_rollout"] = fc.mse_rollout;
   js["test_mse_teacher_forced"] = fc.mse_teacher_forced;
-  js["epoch_seconds_median"] = median;
+  js["epoch_seconds_median"] = epoch_seconds_median;
   js["train_seconds"] = tr.train_seconds;
   // What this rank handed to MPI (its gradient all-reduces) and the wall time inside MPI.
   add_mpi_summary(js);
+  return js;
+}
+
+// After training, on rank 0: the forecast, every output staged and committed together, the
+// result printed.
+void finish(const periodic_options& p, const model::regressor_config& cfg,
+            const model::train_options& to, const model::periodic_data& data,
+            model::sequence_regressor<float>& m, const model::train_result& tr,
+            const std::map<std::string, std::string>& run_opts,
+            const std::string& final_checkpoint) {
+  const regressor_flags& o = p.train;
+  const auto fc = model::periodic_forecast_model(data, m);
+  std::vector<double> secs = tr.epoch_seconds;
+  std::sort(secs.begin(), secs.end());
+  const double median = secs[secs.size() / 2];
+  const nlohmann::json js = periodic_summary(p, cfg, to, m.params().count(), tr, fc, median);
 
   io::atomic_writer w;
-  if (!o.out.empty()) make_output_dir(o.out, "--out");
-  if (!o.save.empty()) make_output_parent(o.save, "--save");
-  if (!o.summary.empty()) make_output_parent(o.summary, "--summary");
+  make_train_dirs({o.save, o.summary, o.out});
   if (!o.save.empty()) {
     // How the weights were made, for whoever evaluates them later (kf report states it).
     auto md = cfg.to_metadata();
@@ -184,6 +152,42 @@ void run(const periodic_options& p) {
   if (!o.out.empty())
     fmt::print("wrote {}/ (loss.csv/png, prediction.csv/png, attention.csv/png, summary.json)\n",
                o.out);
+}
+
+void run(const periodic_options& p) {
+  const regressor_flags& o = p.train;
+  const model::periodic_function fn = parse_function(p.function);
+  const model::regressor_config cfg = regressor_flags_config(o, model::periodic_data::kWindow);
+  model::train_options to = regressor_flags_train(o, kPeriodicDefaults);
+  check_checkpoint_options(p.save_every, p.resume, o.save, "epochs");
+  regressor_flags_check_outputs(o);
+  const model::periodic_data data = model::periodic_make(fn);
+  model::sequence_regressor<float> m(cfg, o.seed);
+  to.parallel = mpi_data_parallel();
+  const auto run_opts = run_options(p, cfg, to);
+  model::train_state resumed;
+  if (!p.resume.empty()) {
+    resumed = load_resume(p.resume, m.params(), m.config().describe(), run_opts);
+    to.resume = &resumed;
+  }
+  std::string final_checkpoint;
+  set_checkpointing(to, p, cfg, m, run_opts, final_checkpoint);
+  if (!o.quiet && dist::is_root())
+    fmt::print(
+        "kf train periodic: {} ({} config: d {}, H {}, {} layers, {} parameters), kernel {}, "
+        "seed {}, {} epochs{}\n",
+        p.function, o.config, cfg.block.d_model, cfg.block.heads, cfg.layers, m.params().count(),
+        kernel_describe(cfg.block.kernel), o.seed, to.epochs,
+        dist::size() > 1 ? fmt::format(", data-parallel over {} MPI ranks", dist::size()) : "");
+  model::train_result tr;
+  {
+    progress_bar bar("training");
+    tr = model::train_regressor(
+        m, data.train_x, data.train_y, to,
+        [&](index e, index total, double) { bar.update(int(e), int(total)); });
+  }
+  if (!dist::is_root()) return;  // every rank holds the same model: rank 0 writes
+  finish(p, cfg, to, data, m, tr, run_opts, final_checkpoint);
 }
 
 }  // namespace

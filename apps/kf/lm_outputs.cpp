@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
+#include "kernelformer/dist/mpi.hpp"
+#include "kernelformer/model/generation.hpp"
 #include "kernelformer/viz/plot.hpp"
 
 namespace kf::cli {
@@ -72,6 +74,63 @@ void stage_lm_outputs(io::atomic_writer& w, const std::string& dir, const lm_run
   w.stage(dir + "/loss.svg", viz::render(f, viz::image_format::svg));
   w.stage(dir + "/summary.json", summary.dump(2) + "\n");
   w.stage(dir + "/sample.txt", sample + "\n");
+}
+
+std::string write_lm_outputs(const lm_run& r, model::token_model<float>& m, const train_files& f,
+                             const std::map<std::string, std::string>& run,
+                             const lm_final_state& last) {
+  const nlohmann::json js = lm_summary(r);
+  auto md = r.preset.model.to_metadata();
+  r.tok.to_metadata(md);
+  md["corpus"] = r.corpus;
+  md["val_loss"] = fmt::format("{:.6g}", r.tr.evals.back().val_loss);
+  md["trained_by"] = run_command("kf train lm", run);
+  md["train_seconds"] = fmt::format("{:.1f}", r.tr.seconds);
+
+  io::atomic_writer w;
+  make_train_dirs(f);
+  md.insert(last.metadata.begin(), last.metadata.end());
+  if (!f.save.empty()) w.stage(f.save, model::checkpoint_encode(m.params(), md, last.tensors));
+  if (!f.summary.empty()) w.stage(f.summary, js.dump(2) + "\n");
+  std::string sample;
+  if (!f.out.empty()) {
+    const std::string prompt = r.tok.kind() == text::tokenizer_kind::character ? "The " : "The";
+    const auto gen = model::token_model_generate(m, r.tok.encode(prompt), 300, 0.8, 0, r.seed);
+    sample = prompt + r.tok.decode(gen);
+    stage_lm_outputs(w, f.out, r, js, sample);
+  }
+  w.commit();
+  return sample;
+}
+
+void print_lm_start(const lm_run& r) {
+  const model::lm_preset& p = r.preset;
+  fmt::print(
+      "kf train lm: {} ({} bytes; {} train / {} validation tokens, {} tokenizer, vocabulary {})\n"
+      "  {} config: {} layers, {} heads, width {}, context {}, {} parameters, kernel {}; "
+      "{} iterations of batch {}{}\n",
+      r.corpus, r.corpus_bytes, r.train_tokens, r.val_tokens, r.tokenizer, r.tok.size(), r.config,
+      p.model.decoder_layers, p.model.block.heads, p.model.block.d_model, p.model.context,
+      r.parameters, kernel_describe(p.model.block.kernel), p.iters, p.batch,
+      dist::size() > 1 ? fmt::format(", data-parallel over {} MPI ranks", dist::size()) : "");
+}
+
+void print_lm_result(const lm_run& r, const std::string& save, const std::string& out,
+                     const std::string& sample) {
+  const model::lm_eval_point& last = r.tr.evals.back();
+  if (std::isnan(last.val_loss))
+    fmt::print("train loss {:.4f} (no validation text); {:.1f} s, {:.0f} tokens/s\n",
+               last.train_loss, r.tr.seconds, r.tr.tokens_per_second);
+  else
+    fmt::print(
+        "validation loss {:.4f} (perplexity {:.2f}), train loss {:.4f}; {:.1f} s, {:.0f} "
+        "tokens/s\n",
+        last.val_loss, std::exp(last.val_loss), last.train_loss, r.tr.seconds,
+        r.tr.tokens_per_second);
+  if (!save.empty()) fmt::print("saved {}\n", save);
+  if (!out.empty())
+    fmt::print("wrote {}/ (loss.csv/png/svg, eval.csv, sample.txt, summary.json)\nsample:\n{}\n",
+               out, sample);
 }
 
 }  // namespace kf::cli

@@ -12,24 +12,10 @@
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/mapped_file.hpp"
 
-int main(int argc, char** argv) {
-  // Training allocates and frees activation matrices of tens of MB every step. By default glibc
-  // serves those with mmap and returns them to the kernel on free, so every step pays page
-  // faults and the kernel's zeroing (a quarter of a training epoch, measured with perf). Keep
-  // freed memory in the heap instead: the process reuses it at memset speed.
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  // Inputs are mapped read-only (io/mapped_file.hpp): a file truncated under us is one clear
-  // line and exit 1, not a bus error.
-  kf::io::mapped_file_guard();
-  // Under `mpirun -np N` this process is one of N ranks (kernelformer/dist/mpi.hpp); alone, the
-  // session does nothing.
-  const kf::dist::session mpi(&argc, &argv);
-  CLI::App app{
-      "kf — attention is Nadaraya-Watson kernel smoothing.\n"
-      "One primitive, out_i = sum_j K(q_i,k_j) v_j / sum_j K(q_i,k_j), serves kernel regression\n"
-      "and every attention head.",
-      "kf"};
+namespace {
+
+// The subcommands, the version flag and the examples of `kf --help`.
+void describe(CLI::App& app) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "kf 0.1.0");
   app.footer(
@@ -59,19 +45,28 @@ int main(int argc, char** argv) {
   kf::cli::add_serve(app);
   kf::cli::add_report(app);
   kf::cli::add_experiment(app);
-  if (kf::dist::size() > 1 && argc > 1) {
-    // Under mpirun: the subcommands that share their work over the ranks (docs/scale-out.md).
-    const std::string sub = argv[1];
-    if (sub != "attend" && sub != "train" && sub != "smooth" && sub != "kde" && sub != "--help" &&
-        sub != "-h") {
-      if (kf::dist::is_root())
-        fmt::print(stderr,
-                   "kf: error: 'kf {}' does not run under mpirun; these do: kf attend, kf smooth, "
-                   "kf kde, kf train periodic, kf train lm (docs/scale-out.md)\n",
-                   sub);
-      return 2;
-    }
+}
+
+// Under mpirun: false (after one line from rank 0) for a subcommand that does not share its work
+// over the ranks (docs/scale-out.md).
+bool runs_under_mpi(int argc, char** argv) {
+  if (kf::dist::size() <= 1 || argc <= 1) return true;
+  const std::string sub = argv[1];
+  if (sub != "attend" && sub != "train" && sub != "smooth" && sub != "kde" && sub != "--help" &&
+      sub != "-h") {
+    if (kf::dist::is_root())
+      fmt::print(stderr,
+                 "kf: error: 'kf {}' does not run under mpirun; these do: kf attend, kf smooth, "
+                 "kf kde, kf train periodic, kf train lm (docs/scale-out.md)\n",
+                 sub);
+    return false;
   }
+  return true;
+}
+
+// CLI11 would only say that a subcommand is required: false (after one line naming the one that
+// is not known, and the known ones) when argv[1] is not an option and not a subcommand.
+bool known_subcommand(const CLI::App& app, int argc, char** argv) {
   std::string known;
   bool found = false;
   for (const CLI::App* sub : app.get_subcommands({})) {
@@ -79,14 +74,18 @@ int main(int argc, char** argv) {
     found = found || (argc > 1 && sub->get_name() == argv[1]);
   }
   if (argc > 1 && argv[1][0] != '-' && !found) {
-    // CLI11 would only say that a subcommand is required: name the one that is not known.
     const std::string name = argv[1];
     fmt::print(stderr,
                "kf: error: unknown subcommand '{}' (one of: {})\nRun 'kf --help' for the "
                "options and examples.\n",
                name.size() > 80 ? name.substr(0, 77) + "..." : name, known);
-    return 2;
+    return false;
   }
+  return true;
+}
+
+// Parses the command line and runs the subcommand; the exit code.
+int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -109,4 +108,29 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Training allocates and frees activation matrices of tens of MB every step. By default glibc
+  // serves those with mmap and returns them to the kernel on free, so every step pays page
+  // faults and the kernel's zeroing (a quarter of a training epoch, measured with perf). Keep
+  // freed memory in the heap instead: the process reuses it at memset speed.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // Inputs are mapped read-only (io/mapped_file.hpp): a file truncated under us is one clear
+  // line and exit 1, not a bus error.
+  kf::io::mapped_file_guard();
+  // Under `mpirun -np N` this process is one of N ranks (kernelformer/dist/mpi.hpp); alone, the
+  // session does nothing.
+  const kf::dist::session mpi(&argc, &argv);
+  CLI::App app{
+      "kf — attention is Nadaraya-Watson kernel smoothing.\n"
+      "One primitive, out_i = sum_j K(q_i,k_j) v_j / sum_j K(q_i,k_j), serves kernel regression\n"
+      "and every attention head.",
+      "kf"};
+  describe(app);
+  if (!runs_under_mpi(argc, argv) || !known_subcommand(app, argc, argv)) return 2;
+  return parse_and_run(app, argc, argv);
 }

@@ -1,8 +1,9 @@
-// kf train seq2seq's --out folder (seq2seq_outputs.hpp).
+// kf train seq2seq's --out folder, checkpoint and closing lines (seq2seq_outputs.hpp).
 #include "seq2seq_outputs.hpp"
 
 #include <fmt/format.h>
 
+#include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/viz/plot.hpp"
 
 namespace kf::cli {
@@ -158,6 +159,38 @@ void stage_seq2seq_outputs(io::atomic_writer& w, const std::string& dir, const s
   }
   w.stage(dir + "/predictions.tsv", pred);
   stage_cross_attention(w, dir, r, m, v);
+}
+
+void write_seq2seq_outputs(const seq2seq_run& r, model::token_model<float>& m,
+                           const model::seq2seq_vocab& v, const train_files& f,
+                           const std::map<std::string, std::string>& md, const nlohmann::json& js) {
+  io::atomic_writer w;
+  make_train_dirs(f);
+  if (!f.save.empty()) w.stage(f.save, model::checkpoint_encode(m.params(), md));
+  if (!f.summary.empty()) w.stage(f.summary, js.dump(2) + "\n");
+  if (!f.out.empty()) {
+    w.stage(f.out + "/summary.json", js.dump(2) + "\n");
+    stage_seq2seq_outputs(w, f.out, r, m, v);
+  }
+  w.commit();
+}
+
+void print_seq2seq_result(const seq2seq_run& r, const model::seq2seq_eval& fin,
+                          const std::string& save, const std::string& out) {
+  const model::seq2seq_pair& first = r.val->front();
+  fmt::print("validation: exact match {:.1f}%, token accuracy {:.1f}%, loss {:.3g}; {:.1f} s\n",
+             100 * fin.exact_match, 100 * fin.token_accuracy, fin.val_loss, r.tr.seconds);
+  fmt::print("example: \"{}\" -> \"{}\" (target \"{}\")\n", first.source, r.predictions[0],
+             first.target);
+  if (r.alignment)
+    fmt::print(
+        "cross-attention: layer {} head {} puts {:.1f}% of its weight where the {} says "
+        "(chance {:.1f}%)\n",
+        r.alignment->best_layer + 1, r.alignment->best_head + 1, 100 * r.alignment->best,
+        r.task->name, 100 * r.alignment->chance);
+  if (!save.empty()) fmt::print("saved {}\n", save);
+  if (!out.empty())
+    fmt::print("wrote {}/ (loss, eval, accuracy, cross_attention, predictions, summary)\n", out);
 }
 
 }  // namespace kf::cli

@@ -1,8 +1,10 @@
 // kf train seq2seq's outputs (seq2seq_outputs.cpp): the summary; in --out, loss and accuracy
-// curves, the cross-attention map of one validation pair, the validation predictions.
+// curves, the cross-attention map of one validation pair, the validation predictions; the
+// checkpoint; the lines it prints after training.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/seq2seq.hpp"
+#include "train_options.hpp"
 
 namespace kf::cli {
 
@@ -36,5 +39,16 @@ nlohmann::json seq2seq_summary(const seq2seq_run& r, const model::seq2seq_preset
 // decoder layer × head on the first validation pair, token labels) and predictions.tsv.
 void stage_seq2seq_outputs(io::atomic_writer& w, const std::string& dir, const seq2seq_run& r,
                            model::token_model<float>& m, const model::seq2seq_vocab& v);
+
+// F.save (the weights of M with the metadata MD), F.summary (JS) and the F.out folder (JS and
+// stage_seq2seq_outputs' files), staged and committed together.
+void write_seq2seq_outputs(const seq2seq_run& r, model::token_model<float>& m,
+                           const model::seq2seq_vocab& v, const train_files& f,
+                           const std::map<std::string, std::string>& md, const nlohmann::json& js);
+
+// The lines after training: the final validation FIN, the first validation pair's output, the
+// alignment (built-in tasks), what was saved (SAVE) and written (OUT).
+void print_seq2seq_result(const seq2seq_run& r, const model::seq2seq_eval& fin,
+                          const std::string& save, const std::string& out);
 
 }  // namespace kf::cli

@@ -164,20 +164,8 @@ json fit_answer(caches& c, const httplib::Request& req) {
   const explorer_data d = explorer_make_data(r);
   const auto fit = cached(
       c.fits, head_key, [&] { return explorer_head_diagnose(*head, d.lo, d.hi); }, hit_fit);
-  json shapes = json::array();
-  for (const auto& s : fit->fit.shapes)
-    shapes.push_back({{"kernel", s.kernel},
-                      {"bandwidth", round_sig(s.median_bandwidth, 4)},
-                      {"offset", round_sig(s.median_offset, 4)},
-                      {"r2", round_sig(s.r2, 4)}});
   return {{"bandwidth_loo", round_sig(*loo, 5)},
-          {"head",
-           {{"mode", head->mode},
-            {"shapes", shapes},
-            {"best", fit->fit.best},
-            {"asymmetry", round_sig(fit->asymmetry, 3)},
-            {"positions", fit->positions},
-            {"rows", fit->rows}}},
+          {"head", head_fit_json(*head, *fit)},
           {"cached", hit_loo && hit_fit},
           {"elapsed_ms", round_sig(ms_since(t0), 3)}};
 }
@@ -217,38 +205,13 @@ httplib::Server::Handler api(Fn fn) {
   };
 }
 
-json kernels_json(const std::vector<explorer_kernel_info>& ks) {
-  json a = json::array();
-  for (const auto& k : ks) {
-    json params = json::array();
-    for (const auto& p : k.params)
-      params.push_back({{"key", p.key},
-                        {"label", p.label},
-                        {"value", p.value},
-                        {"lo", p.lo},
-                        {"hi", p.hi},
-                        {"integer", p.integer},
-                        {"log", p.log_scale}});
-    a.push_back(
-        {{"name", k.name}, {"description", k.doc}, {"compact", k.compact}, {"params", params}});
-  }
-  return a;
-}
-
 }  // namespace
 
 std::vector<std::pair<std::string, httplib::Server::Handler>> explorer_api_handlers() {
   auto c = std::make_shared<caches>();
   std::vector<std::pair<std::string, httplib::Server::Handler>> h;
   h.emplace_back("/api/functions", api([](const httplib::Request&) {
-                   json a = json::array();
-                   for (const auto& f : explorer_functions())
-                     a.push_back({{"name", f.name},
-                                  {"description", f.description},
-                                  {"lo", f.lo},
-                                  {"hi", f.hi},
-                                  {"fixed_n", f.fixed_n}});
-                   return json{{"functions", a}};
+                   return json{{"functions", functions_json(explorer_functions())}};
                  }));
   h.emplace_back("/api/kernels", api([](const httplib::Request&) {
                    return json{{"kernels", kernels_json(explorer_kernels())},

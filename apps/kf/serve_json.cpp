@@ -96,4 +96,48 @@ nlohmann::json head_json(const explorer_head& h, bool hit) {
           {"cached", hit}};
 }
 
+nlohmann::json head_fit_json(const explorer_head& h, const explorer_head_diagnostics& fit) {
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const auto& s : fit.fit.shapes)
+    shapes.push_back({{"kernel", s.kernel},
+                      {"bandwidth", round_sig(s.median_bandwidth, 4)},
+                      {"offset", round_sig(s.median_offset, 4)},
+                      {"r2", round_sig(s.r2, 4)}});
+  return {{"mode", h.mode},
+          {"shapes", shapes},
+          {"best", fit.fit.best},
+          {"asymmetry", round_sig(fit.asymmetry, 3)},
+          {"positions", fit.positions},
+          {"rows", fit.rows}};
+}
+
+nlohmann::json functions_json(const std::vector<explorer_function_info>& fs) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& f : fs)
+    a.push_back({{"name", f.name},
+                 {"description", f.description},
+                 {"lo", f.lo},
+                 {"hi", f.hi},
+                 {"fixed_n", f.fixed_n}});
+  return a;
+}
+
+nlohmann::json kernels_json(const std::vector<explorer_kernel_info>& ks) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& k : ks) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const auto& p : k.params)
+      params.push_back({{"key", p.key},
+                        {"label", p.label},
+                        {"value", p.value},
+                        {"lo", p.lo},
+                        {"hi", p.hi},
+                        {"integer", p.integer},
+                        {"log", p.log_scale}});
+    a.push_back(
+        {{"name", k.name}, {"description", k.doc}, {"compact", k.compact}, {"params", params}});
+  }
+  return a;
+}
+
 }  // namespace kf::cli

@@ -28,5 +28,11 @@ nlohmann::json profile_json(const explorer_profile& p);
 // A head: its mode, kernel, training (the loss curve at most ~120 points) and whether it came
 // from the cache.
 nlohmann::json head_json(const explorer_head& h, bool hit);
+// The head read as a kernel (/api/fit): its mode, every shape's fit, the best, the asymmetry.
+nlohmann::json head_fit_json(const explorer_head& h, const explorer_head_diagnostics& fit);
+// The data sets (/api/functions): name, description, x range, whether n is fixed.
+nlohmann::json functions_json(const std::vector<explorer_function_info>& fs);
+// Kernels (/api/kernels) with each one's extra parameters as the page's controls show them.
+nlohmann::json kernels_json(const std::vector<explorer_kernel_info>& ks);
 
 }  // namespace kf::cli

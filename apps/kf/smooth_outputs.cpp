@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
+#include "kernelformer/dist/mpi.hpp"
+#include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/viz/plot.hpp"
 
 namespace kf::cli {
@@ -191,6 +193,25 @@ void smooth_print(const smooth_run& r, const std::string& out) {
     fmt::print("{:10.4g}  {:10.4g}  {:10.4g}\n", r.at(i, 0), r.pred.fit[iu], r.pred.se[iu]);
   }
   fmt::print("(write everything with --out FIT.csv; --summary, --plot for more)\n");
+}
+
+void write_smooth_outputs(const fit_outputs& o, const std::string& loo, const smooth_run& r,
+                          const nlohmann::json& seconds) {
+  io::atomic_writer writer;
+  if (!o.out.empty()) writer.stage(o.out, smooth_fit_csv(r));
+  if (!o.summary.empty()) writer.stage(o.summary, smooth_summary(r, seconds).dump(2) + "\n");
+  if (!o.plot.empty()) writer.stage(o.plot, smooth_plot(r, o.plot));
+  const regression_fit& fit = r.fit;
+  if (!o.plot_criterion.empty())
+    writer.stage(o.plot_criterion,
+                 criterion_plot(fit.curve, fit.spec.bandwidth[0], fit.criterion_value,
+                                bandwidth_criterion_name(fit.criterion),
+                                fit.x.cols() > 1 && r.spec.method != regression_method::knn,
+                                o.plot_criterion,
+                                r.spec.method == regression_method::knn ? "k" : "bandwidth h"));
+  if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
+  if (!loo.empty()) writer.stage(loo, smooth_loo_csv(r));
+  if (dist::is_root()) writer.commit();  // under mpirun rank 0 writes
 }
 
 }  // namespace kf::cli

@@ -1,12 +1,14 @@
 // What kf smooth writes and prints: the fit on its points (CSV), the per-point leave-one-out
 // diagnostics (--loo), the JSON summary, the figure of data, fit and band, and the terminal
-// report. Each takes the fitted smoother and its prediction; the caller stages and commits.
+// report. Each takes the fitted smoother and its prediction; write_smooth_outputs stages and
+// commits them.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
+#include "fit_options.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -42,5 +44,10 @@ std::string smooth_plot(const smooth_run& r, const std::string& path);
 // The one-line description, the chosen parameter and criteria, warnings, and a 9-row preview
 // when there is no --out.
 void smooth_print(const smooth_run& r, const std::string& out);
+
+// Every file asked for (F, and LOO: --loo), staged together and committed (under mpirun by rank 0
+// only). SECONDS: the summary's time per step.
+void write_smooth_outputs(const fit_outputs& f, const std::string& loo, const smooth_run& r,
+                          const nlohmann::json& seconds);
 
 }  // namespace kf::cli

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "common.hpp"
+#include "kernelformer/dist/mpi.hpp"
+#include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/periodic_experiment.hpp"
 
 namespace kf::cli {
@@ -77,12 +79,22 @@ model::train_options regressor_flags_train(const regressor_flags& f, const regre
   return to;
 }
 
-void regressor_flags_check_outputs(const regressor_flags& f) {
+void check_train_files(const train_files& f) {
   if (!f.save.empty()) require_output_under(f.save, "--save", {".safetensors"}, f.out);
   if (!f.summary.empty()) require_output_under(f.summary, "--summary", {".json"}, f.out);
   // The folder is checked now and created only when the run's outputs are staged, so a failed
   // or interrupted run leaves no empty folder behind.
   if (!f.out.empty()) check_output_dir(f.out, "--out");
+}
+
+void make_train_dirs(const train_files& f) {
+  if (!f.out.empty()) make_output_dir(f.out, "--out");
+  if (!f.save.empty()) make_output_parent(f.save, "--save");
+  if (!f.summary.empty()) make_output_parent(f.summary, "--summary");
+}
+
+void regressor_flags_check_outputs(const regressor_flags& f) {
+  check_train_files({f.save, f.summary, f.out});
 }
 
 std::map<std::string, std::string> regressor_flags_run(const regressor_flags& f,
@@ -99,6 +111,36 @@ std::map<std::string, std::string> regressor_flags_run(const regressor_flags& f,
           {"--cosine-lr", to.cosine_lr ? "true" : "false"},
           {"--pre-ln", cfg.block.norm_first ? "true" : "false"},
           {"--scale-inputs", cfg.scale_inputs ? "true" : "false"}};
+}
+
+void check_checkpoint_options(index save_every, const std::string& resume, const std::string& save,
+                              const char* unit) {
+  if (save_every < 0) throw user_error(fmt::format("--save-every must be >= 1 ({})", unit));
+  if (save_every > 0 && save.empty())
+    throw user_error("--save-every needs --save (the checkpoints are written there)");
+  if ((save_every > 0 || !resume.empty()) && dist::size() > 1)
+    throw user_error("--resume and --save-every run in one process, not under mpirun");
+}
+
+model::train_state load_resume(const std::string& path, nn::parameters<float>& params,
+                               const std::string& config,
+                               const std::map<std::string, std::string>& run) {
+  require_extension(path, "--resume", {".safetensors"});
+  try {
+    const model::checkpoint ck = model::checkpoint_load(path);
+    auto st = model::train_state_decode(ck, params.count());
+    if (!st)
+      throw std::runtime_error(
+          "holds no training state (a final model: the checkpoints --save-every writes carry it)");
+    model::train_state_check_run(*st, run);
+    model::checkpoint_check_shapes(ck, params, config);
+    model::checkpoint_apply(ck, params);
+    return *st;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw user_error(what.rfind(path + ":", 0) == 0 ? "--resume " + what
+                                                    : fmt::format("--resume {}: {}", path, what));
+  }
 }
 
 }  // namespace kf::cli

@@ -1,10 +1,9 @@
 // The options every `kf train` of the sequence regressor takes (kf train periodic, kf train
 // series): the configuration, the attention kernel, the improvement options (--batch,
 // --cosine-lr, --dropout, --pre-ln, --scale-inputs), the optimizer and the outputs. Declared and
-// checked once, so both commands spell, default and refuse them alike.
+// checked once, so both commands spell, default and refuse them alike. Also what the other kf
+// train commands share: the output files (every one), --save-every and --resume (periodic, lm).
 #pragma once
-
-#include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <map>
@@ -12,6 +11,11 @@
 
 #include "kernelformer/model/regressor_train.hpp"
 #include "kernelformer/model/sequence_regressor.hpp"
+#include "kernelformer/model/train_state.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace kf::cli {
 
@@ -44,7 +48,18 @@ model::regressor_config regressor_flags_config(const regressor_flags& f, index s
 // The optimizer's settings, defaults filled in; throws user_error for a value out of range.
 model::train_options regressor_flags_train(const regressor_flags& f, const regressor_defaults& d);
 
-// Checks --save, --summary and --out before any work (nothing is created yet).
+// The files every kf train writes (empty: not asked for): --save MODEL.safetensors and --summary
+// SUMMARY.json, which may lie inside the --out folder.
+struct train_files {
+  std::string save, summary, out;
+};
+// Checks them before any work; nothing is created yet, so a failed or interrupted run leaves no
+// empty folder behind.
+void check_train_files(const train_files& f);
+// Creates the --out folder and the folders of --save and --summary: when the outputs are staged.
+void make_train_dirs(const train_files& f);
+
+// Checks --save, --summary and --out before any work (check_train_files).
 void regressor_flags_check_outputs(const regressor_flags& f);
 
 // The options that define a run, as "--flag" → value (a resume compares them; a checkpoint's
@@ -52,5 +67,17 @@ void regressor_flags_check_outputs(const regressor_flags& f);
 std::map<std::string, std::string> regressor_flags_run(const regressor_flags& f,
                                                        const model::regressor_config& cfg,
                                                        const model::train_options& to);
+
+// --save-every N (UNIT: "epochs" or "iterations") and --resume: N >= 0, N > 0 needs --save (the
+// checkpoints are written there), and neither runs under mpirun. Throws user_error.
+void check_checkpoint_options(index save_every, const std::string& resume, const std::string& save,
+                              const char* unit);
+
+// --resume PATH: its training state, after its run options were compared with RUN and its
+// tensors with PARAMS (the model CONFIG describes); then its weights are copied into PARAMS.
+// Every failure is a user_error naming the file and what does not fit.
+model::train_state load_resume(const std::string& path, nn::parameters<float>& params,
+                               const std::string& config,
+                               const std::map<std::string, std::string>& run);
 
 }  // namespace kf::cli
