@@ -16,6 +16,7 @@
 namespace kf {
 namespace {
 
+// The smallest power of two ≥ v (1 for v ≤ 1).
 index next_pow2(index v) {
   index p = 1;
   while (p < v) p <<= 1;
@@ -24,10 +25,12 @@ index next_pow2(index v) {
 
 // RAII buffers and plans for one transform size P (real ↔ half-complex).
 struct fft_plan {
-  index p;
-  double* real;
-  fftw_complex* spec;
+  index p;             // transform length P
+  double* real;        // (P) the real signal, and the inverse transform's output
+  fftw_complex* spec;  // (P/2 + 1) its half spectrum
   fftw_plan fwd, inv;
+  // Plans made under the library's planner lock (FFTW's planner is not thread-safe; executing
+  // is). FFTW_ESTIMATE: no trial runs, since a plan is made for every compute/sum_weights call.
   explicit fft_plan(index size) : p(size) {
     real = fftw_alloc_real(static_cast<std::size_t>(p));
     spec = fftw_alloc_complex(static_cast<std::size_t>(p / 2 + 1));
@@ -49,11 +52,13 @@ struct fft_plan {
     std::fill(real, real + p, 0.0);
     std::copy(v.begin(), v.begin() + std::min<index>(static_cast<index>(v.size()), p), real);
     fftw_execute(fwd);
-    std::vector<std::complex<double>> out(static_cast<std::size_t>(p / 2 + 1));
+    std::vector<std::complex<double>> out(static_cast<std::size_t>(p / 2 + 1));  // (P/2 + 1)
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = {spec[i][0], spec[i][1]};
     return out;
   }
-  // First g entries of the inverse transform of a·b, divided by P.
+  // First g entries of the inverse transform of a·b, divided by P: the circular convolution of
+  // the two signals (FFTW's inverse is unnormalized, hence 1/P), which equals the linear one on
+  // those entries when P ≥ g + lags + 1 (detail/fft_size.hpp).
   std::vector<double> convolve(const std::vector<std::complex<double>>& a,
                                const std::vector<std::complex<double>>& b, index g) {
     for (std::size_t i = 0; i < a.size(); ++i) {
@@ -69,6 +74,7 @@ struct fft_plan {
 };
 
 // Grid size for a bandwidth: h/δ ≥ cells_per_h over the span, a power of two, capped.
+// δ = span/(cells − 1), so cells − 1 ≥ span/h · cells_per_h; never below 64 nodes.
 index grid_cells(double span, double h, double cells_per_h, const binned_settings& st) {
   const double want = std::min(span / h * cells_per_h, double(st.max_cells));
   return std::min(st.max_cells,
@@ -84,6 +90,7 @@ index grid_lags(double reach, double delta, index cells) {
 
 }  // namespace
 
+// d may be signed (the kernel takes d²); log-domain kernels return log K, hence the exp.
 double kernel_at_distance(const any_kernel& k, double d) {
   return std::visit(
       [&](const auto& kk) {
@@ -112,6 +119,8 @@ double binned_reach(const any_kernel& k, double tail_tolerance) {
     const double mid = 0.5 * (inside + reach);
     (kernel_at_distance(k, mid) >= tail_tolerance * k0 ? inside : reach) = mid;
   }
+  // Monotonicity: 4096 samples over [0, reach]; any rise beyond rounding (1e-12 relative) means a
+  // kernel that comes back (periodic), which no cut may truncate.
   double prev = k0;
   for (int i = 1; i <= 4096; ++i) {
     const double v = kernel_at_distance(k, reach * double(i) / 4096.0);
@@ -121,11 +130,12 @@ double binned_reach(const any_kernel& k, double tail_tolerance) {
   return reach;
 }
 
+// The data binned on one grid of G nodes over [lo, hi].
 struct binned_data::level {
-  index cells;
-  double delta;
-  std::vector<double> c, cy, cyy;
-  double self_a = 0, self_b = 0;  // Σ (1−f)² + f², Σ 2f(1−f): the binned self weights
+  index cells;                     // G
+  double delta;                    // δ = (hi − lo)/(G − 1)
+  std::vector<double> c, cy, cyy;  // (G) binned 1, y, y² (cy, cyy empty for density)
+  double self_a = 0, self_b = 0;   // Σ (1−f)² + f², Σ 2f(1−f): the binned self weights
 };
 
 bool binned_supports(const any_kernel& k) {
@@ -144,6 +154,9 @@ binned_data::binned_data(std::span<const double> x, std::span<const double> y, d
 
 binned_data::~binned_data() = default;
 
+// The data on a G-node grid, binned on first use and kept (a bandwidth search comes back to the
+// same few grid sizes). Linear binning: a point at t = (x − lo)/δ = g + f gives 1 − f to node g and
+// f to g + 1, which keeps Σ c = n and the points' mean. Not thread-safe (levels_ grows).
 const binned_data::level& binned_data::binned_at(index cells) const {
   for (const auto& l : levels_)
     if (l->cells == cells) return *l;
@@ -172,7 +185,7 @@ const binned_data::level& binned_data::binned_at(index cells) const {
     for (std::size_t i = b0; i < b1; ++i) {
       const double t = (x_[i] - lo_) * inv_delta;
       auto g = static_cast<index>(std::floor(t));
-      g = std::clamp<index>(g, 0, cells - 2);
+      g = std::clamp<index>(g, 0, cells - 2);  // x = hi: g = G − 2, f = 1
       const double f = t - double(g), w0 = 1 - f, w1 = f;
       const auto gu = static_cast<std::size_t>(g);
       c[gu] += w0, c[gu + 1] += w1;
@@ -190,7 +203,7 @@ const binned_data::level& binned_data::binned_at(index cells) const {
   if (shard_.active()) {
     // The other processes' blocks: one rank-ordered sum of the grids, packed.
     const auto g = static_cast<std::size_t>(cells);
-    std::vector<double> all(with_y ? 3 * g + 2 : g + 2);
+    std::vector<double> all(with_y ? 3 * g + 2 : g + 2);  // [c | cy | cyy | sa, sb]
     std::copy(l->c.begin(), l->c.end(), all.begin());
     if (with_y) {
       std::copy(l->cy.begin(), l->cy.end(), all.begin() + static_cast<std::ptrdiff_t>(g));
@@ -224,9 +237,11 @@ binned_data::moments binned_data::compute(const any_kernel& k, int degree, bool 
   const level& lv = binned_at(cells);
   const double delta = lv.delta;
   const index lags = grid_lags(binned_reach(k, st.tail_tolerance), delta, cells);
-  const index p = detail::fast_fft_size(cells + lags + 1);
+  const index p = detail::fast_fft_size(cells + lags + 1);  // no wrap-around onto the grid
   fft_plan plan(p);
 
+  // S_m[g] = Σ_l c[g − l] κ_m(l) = Σ_g' c[g'] K(|g' − g|δ) ((g' − g)δ)^m, the moment at node g
+  // (x_j − x = (g' − g)δ = −lδ), with
   // κ_m(l) = K(lδ/h)·(−lδ)^m at index l mod P, l ∈ [−lags, lags]; and K² for q.
   const int mmax = degree == 0 ? 0 : 2;
   auto kernel_signal = [&](int m, bool squared) {
@@ -246,13 +261,14 @@ binned_data::moments binned_data::compute(const any_kernel& k, int degree, bool 
   out.c = lv.c;
   out.cy = lv.cy;
   out.cyy = lv.cyy;
-  const auto fc = plan.forward(lv.c), fcy = plan.forward(lv.cy);
+  const auto fc = plan.forward(lv.c), fcy = plan.forward(lv.cy);  // shared by every m
   for (int m = 0; m <= mmax; ++m) {
     const auto fk = plan.forward(kernel_signal(m, false));
-    out.s[m] = plan.convolve(fc, fk, cells);
+    out.s[m] = plan.convolve(fc, fk, cells);  // (G) Σ K (x_j − x)^m
+    // (G) Σ K (x_j − x)^m y_j: t0 for NW, t0 and t1 for local linear
     if (m <= 1 && m <= degree) out.t[m] = plan.convolve(fcy, fk, cells);
   }
-  if (with_q)
+  if (with_q)  // (G) Σ K² (x_j − x)^m: Σℓ² for the standard errors
     for (int m = 0; m <= mmax; ++m)
       out.q[m] = plan.convolve(fc, plan.forward(kernel_signal(m, true)), cells);
   return out;
@@ -263,6 +279,7 @@ binned_data::sums binned_data::sum_weights(const std::function<double(double)>& 
                                            const binned_settings& st) const {
   const index cells = grid_cells(hi_ - lo_, h, cells_per_h, st);
   const level& lv = binned_at(cells);
+  // The same convolution as compute's S_0, for any weight of |distance|.
   const index lags = grid_lags(reach, lv.delta, cells);
   const index p = detail::fast_fft_size(cells + lags + 1);
   fft_plan plan(p);
@@ -274,10 +291,13 @@ binned_data::sums binned_data::sum_weights(const std::function<double(double)>& 
   out.delta = lv.delta;
   out.c = lv.c;
   out.s = plan.convolve(plan.forward(lv.c), plan.forward(sig), cells);
+  // A point split (1 − f, f) over nodes g, g + 1 meets its own mass at distance 0 with weight
+  // (1 − f)² + f² and at distance δ with 2f(1 − f): summed over the points, self_a and self_b.
   out.self = lv.self_a * w(0.0) + lv.self_b * w(lv.delta);
   return out;
 }
 
+// Beyond either end of the grid the end value is returned (g and f are clamped).
 double binned_data::read(double lo, double delta, const std::vector<double>& v, double x) {
   const double t = (x - lo) / delta;
   const auto last = static_cast<index>(v.size()) - 1;

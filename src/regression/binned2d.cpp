@@ -19,6 +19,7 @@
 namespace kf::detail {
 namespace {
 
+// The smallest power of two ≥ v (1 for v ≤ 1).
 index next_pow2(index v) {
   index p = 1;
   while (p < v) p <<= 1;
@@ -37,7 +38,8 @@ void init_fftw_threads() {
   (void)once;
 }
 
-// One 2-D real transform size P₁ × P₂ with its buffers and plans.
+// One 2-D real transform size P₁ × P₂ with its buffers and plans. Row-major; the real-to-complex
+// transform keeps P₂/2 + 1 columns of the spectrum (the rest is its conjugate).
 class fft2 {
  public:
   fft2(index p0, index p1) : p0_(p0), p1_(p1), nc_(p0 * (p1 / 2 + 1)) {
@@ -45,6 +47,7 @@ class fft2 {
     spec_ = fftw_alloc_complex(static_cast<std::size_t>(nc_));
     const std::lock_guard<std::mutex> lock(fftw_planner_lock());
     init_fftw_threads();
+    // All threads from 2^18 cells (512²) up; smaller transforms stay on one thread.
     fftw_plan_with_nthreads(p0 * p1 >= (index(1) << 18) ? omp_get_max_threads() : 1);
     fwd_ = fftw_plan_dft_r2c_2d(static_cast<int>(p0), static_cast<int>(p1), real_, spec_,
                                 FFTW_ESTIMATE);
@@ -66,19 +69,21 @@ class fft2 {
   index p1() const { return p1_; }
   void zero() { std::fill(real_, real_ + p0_ * p1_, 0.0); }
 
-  // Spectrum of a G₁ × G₂ grid (zero-padded).
+  // Spectrum of a G₁ × G₂ grid (zero-padded): grid row i is buffer row i (stride P₂).
   std::vector<std::complex<double>> forward_grid(const std::vector<double>& v, index g0, index g1) {
     zero();
     for (index i = 0; i < g0; ++i) std::copy_n(v.begin() + i * g1, g1, real_ + i * p1_);
     return forward();
   }
+  // Spectrum of what real() holds.
   std::vector<std::complex<double>> forward() {
     fftw_execute(fwd_);
-    std::vector<std::complex<double>> out(static_cast<std::size_t>(nc_));
+    std::vector<std::complex<double>> out(static_cast<std::size_t>(nc_));  // (P₁, P₂/2 + 1)
     for (index i = 0; i < nc_; ++i) out[static_cast<std::size_t>(i)] = {spec_[i][0], spec_[i][1]};
     return out;
   }
-  // The G₁ × G₂ corner of the inverse transform of a·b, divided by P₁P₂.
+  // The G₁ × G₂ corner of the inverse transform of a·b, divided by P₁P₂ (FFTW's inverse is
+  // unnormalized): the circular convolution, equal to the linear one there when P ≥ G + lags + 1.
   std::vector<double> convolve(const std::vector<std::complex<double>>& a,
                                const std::vector<std::complex<double>>& b, index g0, index g1) {
     for (index i = 0; i < nc_; ++i) {
@@ -96,9 +101,9 @@ class fft2 {
   }
 
  private:
-  index p0_, p1_, nc_;
-  double* real_;
-  fftw_complex* spec_;
+  index p0_, p1_, nc_;  // P₁, P₂, P₁(P₂/2 + 1)
+  double* real_;        // (P₁, P₂)
+  fftw_complex* spec_;  // (P₁, P₂/2 + 1)
   fftw_plan fwd_, inv_;
 };
 
@@ -108,6 +113,8 @@ binned_2d::binned_2d(const_matrix_view<double> x, std::span<const double> y,
                      std::array<double, 2> lo, std::array<double, 2> hi, std::array<double, 2> h,
                      double cells_per_h, const binned2d_settings& st)
     : lo_(lo), h_(h) {
+  // Per axis: G a power of two with h/δ ≥ cells_per_h, within [16, max_cells]; a column of one
+  // distinct value gets δ = 1 (every point on node 0).
   for (int a = 0; a < 2; ++a) {
     const double span = std::max(hi[a] - lo[a], 1e-300);
     const double want = std::min(span / h[a] * cells_per_h, double(st.max_cells));
@@ -132,6 +139,8 @@ binned_2d::binned_2d(const_matrix_view<double> x, std::span<const double> y,
       g[a] = std::clamp<index>(static_cast<index>(std::floor(t)), 0, g_[a] - 2);
       f[a] = std::clamp(t - double(g[a]), 0.0, 1.0);
     }
+    // Bilinear binning: the point's unit mass over its cell's four corners, (g₀, g₁), (g₀, g₁ + 1),
+    // (g₀ + 1, g₁), (g₀ + 1, g₁ + 1); at[] are their row-major indices.
     const double w[4] = {(1 - f[0]) * (1 - f[1]), (1 - f[0]) * f[1], f[0] * (1 - f[1]),
                          f[0] * f[1]};
     const std::size_t at[4] = {static_cast<std::size_t>(g[0] * g_[1] + g[1]),
@@ -161,6 +170,9 @@ binned_2d::binned_2d(const_matrix_view<double> x, std::span<const double> y,
   }
 }
 
+// s0 = c ∗ K, t0 = cy ∗ K, q0 = c ∗ K² on the grid, the kernel sampled at the lags (l₀, l₁) as
+// K(|(l₀δ₀/h₀, l₁δ₁/h₁)|). Lags per axis: the kernel's reach in grid steps, the whole grid when it
+// has none (+inf); P per axis then keeps the circular convolution from wrapping onto the grid.
 binned_2d::sums binned_2d::convolve(const any_kernel& unit, bool with_q) const {
   const double reach = binned_reach(unit, binned_settings{}.tail_tolerance);  // in bandwidths
   index lags[2], p[2];
@@ -171,6 +183,7 @@ binned_2d::sums binned_2d::convolve(const any_kernel& unit, bool with_q) const {
     p[a] = fast_fft_size(g_[a] + lags[a] + 1);
   }
   fft2 plan(p[0], p[1]);
+  // Forward K and c, inverse s0; forward cy and inverse t0; forward K² and inverse q0.
   const int transforms = 2 + (cy_.empty() ? 0 : 2) + (with_q ? 2 : 0) + 1;
   progress_step step(fmt::format("2-D transforms ({} x {})", p[0], p[1]), transforms);
   // The kernel on the lags' quadrant [0, lags₀] × [0, lags₁], evaluated once: a radial kernel is
@@ -185,6 +198,8 @@ binned_2d::sums binned_2d::convolve(const any_kernel& unit, bool with_q) const {
       quad[static_cast<std::size_t>(l0) * q1 + static_cast<std::size_t>(l1)] =
           kernel_at_distance(unit, std::sqrt(u0 * u0 + u1 * u1));
     }
+  // K (or K²) at every lag in [−lags₀, lags₀] × [−lags₁, lags₁], lag l at index l mod P per axis,
+  // read from the quadrant at (|l₀|, |l₁|); returns its spectrum.
   auto kernel_signal = [&](bool squared) {
     plan.zero();
     double* sig = plan.real();
@@ -212,14 +227,15 @@ binned_2d::sums binned_2d::convolve(const any_kernel& unit, bool with_q) const {
     return r;
   };
   sums out;
-  const auto fk = kernel_signal(false);
-  const auto fc = forward_grid(c_);
+  const auto fk = kernel_signal(false);  // (P₁, P₂/2 + 1), shared by s0 and t0
+  const auto fc = forward_grid(c_);      // shared by s0 and q0
   out.s0 = convolve(fc, fk);
   if (!cy_.empty()) out.t0 = convolve(forward_grid(cy_), fk);
   if (with_q) out.q0 = convolve(fc, kernel_signal(true));
   return out;
 }
 
+// Inside the grid's box [lo, lo + (G − 1)δ] on both axes.
 bool binned_2d::inside(double a0, double a1) const {
   return a0 >= lo_[0] && a0 <= lo_[0] + delta_[0] * double(g_[0] - 1) && a1 >= lo_[1] &&
          a1 <= lo_[1] + delta_[1] * double(g_[1] - 1);
@@ -234,11 +250,15 @@ double binned_2d::read(const std::vector<double>& v, double a0, double a1) const
     g[d] = std::clamp<index>(static_cast<index>(std::floor(t)), 0, g_[d] - 2);
     f[d] = std::clamp(t - double(g[d]), 0.0, 1.0);
   }
+  // The four nodes around the point, weighted as in binning.
   auto at = [&](index i, index j) { return v[static_cast<std::size_t>(i * g_[1] + j)]; };
   return (1 - f[0]) * ((1 - f[1]) * at(g[0], g[1]) + f[1] * at(g[0], g[1] + 1)) +
          f[0] * ((1 - f[1]) * at(g[0] + 1, g[1]) + f[1] * at(g[0] + 1, g[1] + 1));
 }
 
+// 2π ∫₀^∞ K(r) r dr for the unit kernel: gaussian e^{−r²/2} 2π; boxcar π; (1 − r²)^p gives
+// π/(p + 1) for epanechnikov, biweight, triweight (p = 1, 2, 3); the rational quadratic
+// (1 + r²/(2α))^{−α} 2πα/(α − 1), finite only for α > 1.
 double kernel_integral_2d(const any_kernel& k) {
   const std::string_view n = kernel_name(k);
   if (n == "gaussian") return 2 * std::numbers::pi;
@@ -252,7 +272,7 @@ double kernel_integral_2d(const any_kernel& k) {
   if (n == "tricube" || n == "cosine") {  // 2π ∫₀¹ K(r) r dr by Simpson's rule
     any_kernel unit = k;
     kernel_set_param(unit, 1.0);
-    const int m = 2000;
+    const int m = 2000;  // even number of intervals (Simpson); weights 1, 4, 2, …, 4, 1
     double acc = 0;
     for (int i = 0; i <= m; ++i) {
       const double r = double(i) / m;

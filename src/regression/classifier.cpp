@@ -16,6 +16,7 @@ namespace {
 
 constexpr double kProbFloor = 1e-15;  // log-loss clipping (scikit-learn's historical eps)
 
+// Throws std::invalid_argument unless there is one label per row, each in 0..num_classes − 1.
 void check_labels(const std::vector<index>& labels, index n, index num_classes) {
   if (static_cast<index>(labels.size()) != n)
     throw std::invalid_argument(
@@ -28,11 +29,13 @@ void check_labels(const std::vector<index>& labels, index n, index num_classes) 
 
 // The kernel, mask and options of one evaluation (nw: the bandwidth per column; knn: top-k).
 struct evaluation_setup {
-  kernel_spec kern;
-  mask msk;
-  smooth_options opt;
+  kernel_spec kern;    // nw: spec's kernel with its bandwidth; knn: uniform or inverse distance
+  mask msk;            // j ≠ i under loo; knn adds top-k by distance
+  smooth_options opt;  // d > 1: bandwidth_per_dim
 };
 
+// Validates the spec for n training rows of d columns (std::invalid_argument: k out of range, a
+// non-distance kernel, a bandwidth count other than 1 or d, a non-positive bandwidth).
 evaluation_setup make_setup(const classify_spec& spec, index n, index d, bool loo) {
   evaluation_setup s;
   const mask base = loo ? mask::causal(-1) | mask::window(-1, n) : mask::none();  // j ≠ i
@@ -60,6 +63,8 @@ evaluation_setup make_setup(const classify_spec& spec, index n, index d, bool lo
     if (!(std::isfinite(v) && v > 0))
       throw std::invalid_argument(fmt::format("classify: bandwidth {} must be positive", v));
   any_kernel k = spec.kernel;
+  // One column: the kernel's own bandwidth. Several: the primitive divides column c by h_c and
+  // the kernel runs at bandwidth 1 (smooth_options::bandwidth_per_dim).
   if (d == 1) {
     kernel_set_param(k, h[0]);
   } else {
@@ -72,7 +77,8 @@ evaluation_setup make_setup(const classify_spec& spec, index n, index d, bool lo
 }
 
 // LOO criterion of one candidate: the log-loss, or 1 − accuracy with the log-loss breaking ties
-// (its weight 1e-9 × at most 34.5 stays below one row's accuracy step up to ~10^7 rows).
+// (its weight 1e-9 × at most 34.5 = −log 1e-15 stays below one row's accuracy step 1/n up to
+// ~10^7 rows). Lower is better; one all-pairs evaluation, O(n²).
 double criterion_value(const classify_spec& spec, const_matrix_view<double> x,
                        const std::vector<index>& labels, index num_classes) {
   const matrix<double> p = classify_probabilities(spec, x, labels, num_classes, x, true);
@@ -87,6 +93,7 @@ std::string classify_criterion_name(classify_criterion c) {
   return c == classify_criterion::log_loss ? "loo-log-loss" : "loo-accuracy";
 }
 
+// Strict > keeps the first maximum: the smaller class index wins a tie.
 index classify_argmax(const double* row, index num_classes) {
   index best = 0;
   for (index c = 1; c < num_classes; ++c)
@@ -101,7 +108,7 @@ classify_scores classify_score(const_matrix_view<double> proba, const std::vecto
   index right = 0;
   for (index i = 0; i < n; ++i) {
     const index y = labels[static_cast<std::size_t>(i)];
-    s.log_loss -= std::log(std::clamp(proba(i, y), kProbFloor, 1.0));
+    s.log_loss -= std::log(std::clamp(proba(i, y), kProbFloor, 1.0));  // −log p_{y_i}(x_i)
     right += classify_argmax(proba.row(i), proba.cols) == y;
   }
   s.log_loss /= double(n);
@@ -120,14 +127,15 @@ matrix<double> classify_probabilities(const classify_spec& spec, const_matrix_vi
     throw std::invalid_argument(
         fmt::format("classify: query points have {} columns, the data {}", xq.cols, d));
   const evaluation_setup s = make_setup(spec, n, d, loo);
+  // p_c(x) = Σ_j K(x, x_j) [y_j = c] / Σ_j K(x, x_j): NW with the one-hot rows as values.
   // V: the one-hot labels (n × C); the primitive's output row is then the class distribution.
   matrix<double> onehot(n, num_classes);
-  std::vector<double> prior(static_cast<std::size_t>(num_classes), 0.0);
+  std::vector<double> prior(static_cast<std::size_t>(num_classes), 0.0);  // (C) class frequencies
   for (index i = 0; i < n; ++i) {
     onehot(i, labels[static_cast<std::size_t>(i)]) = 1.0;
     prior[static_cast<std::size_t>(labels[static_cast<std::size_t>(i)])] += 1.0 / double(n);
   }
-  matrix<double> out(xq.rows, num_classes);
+  matrix<double> out(xq.rows, num_classes);  // (nq, C)
   smooth_forward<double>(out.view(), {}, xq, x, onehot.cview(), s.kern, s.msk, s.opt);
   index empty = 0;
   for (index i = 0; i < xq.rows; ++i) {
@@ -154,6 +162,8 @@ classify_fit classify_fit_data(classify_spec spec, const_matrix_view<double> x,
     throw std::invalid_argument(
         fmt::format("classify: the labels hold {} class; at least 2 are needed", present));
   if (n < 3) throw std::invalid_argument(fmt::format("classify: {} rows; at least 3 needed", n));
+  // The parameter: k by trying every k in 1..k_max (k_max ≤ n − 1, the other points), or the
+  // bandwidth by bandwidth_search around Silverman's rule, each scored by criterion_value.
   classify_fit f;
   f.num_classes = num_classes;
   const std::string name = classify_criterion_name(spec.criterion);
@@ -171,6 +181,7 @@ classify_fit classify_fit_data(classify_spec spec, const_matrix_view<double> x,
       step.set(k);
     }
     spec.k = f.spec.k;
+    // At the largest k tried, unless that was every other point (no larger k exists).
     f.at_search_boundary = spec.k == k_max && k_max < n - 1;
   } else if (spec.method == classify_method::nw && spec.bandwidth.empty()) {
     const std::vector<double> ref = bandwidth_rule(x, bandwidth_criterion::silverman);
@@ -187,6 +198,7 @@ classify_fit classify_fit_data(classify_spec spec, const_matrix_view<double> x,
   if (spec.method == classify_method::nw && spec.bandwidth.size() == 1)
     spec.bandwidth.assign(static_cast<std::size_t>(d), spec.bandwidth[0]);
   f.spec = spec;
+  // The diagnostics at the chosen parameter: LOO probabilities (n, C), scores, confusion matrix.
   f.loo_proba = classify_probabilities(spec, x, labels, num_classes, x, true, &f.undefined);
   f.loo = classify_score(f.loo_proba.cview(), labels);
   f.confusion.assign(static_cast<std::size_t>(num_classes),

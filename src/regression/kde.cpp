@@ -22,6 +22,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Throws std::invalid_argument unless x has a row, is finite, and k is a density in x's
+// dimension (1-D or 2-D kernel integral known; only the gaussian beyond two columns).
 void check(const any_kernel& k, const_matrix_view<double> x) {
   if (x.rows < 1) throw std::invalid_argument("kde: no data points");
   for (index i = 0; i < x.rows; ++i)
@@ -39,7 +41,9 @@ void check(const any_kernel& k, const_matrix_view<double> x) {
     (void)kernel_integral_1d(k);  // throws for non-densities
 }
 
-// The kernel and options that make the primitive compute Σ_j K((x − x_j)/h).
+// The kernel and options that make the primitive compute Σ_j K((x − x_j)/h): one bandwidth is
+// the kernel's own; one per column divides the columns (bandwidth_per_dim, the kernel at 1).
+// Throws for a bandwidth that is not positive and finite.
 void setup(const any_kernel& k, const std::vector<double>& h, any_kernel& out,
            smooth_options& opt) {
   out = k;
@@ -90,11 +94,12 @@ std::vector<double> log_sums_local(const any_kernel& k, const std::vector<double
     for (std::size_t i = 0; i < s.size(); ++i) lse[i] = s[i] > 0 ? std::log(s[i]) : -kInf;
     return lse;
   }
-  matrix<double> v(x.rows, 0), out(q.rows, 0);
+  matrix<double> v(x.rows, 0), out(q.rows, 0);  // no values: only lse (the denominator) is used
   // Rows are independent: a long call (over ~2·10^8 pairs) runs in blocks of rows, reporting
   // progress between them.
   const index rows_per_block =
       double(q.rows) * double(x.rows) > 2e8 ? std::max<index>(1024, (q.rows + 63) / 64) : q.rows;
+  // (blocks of ⌈rows/64⌉, at least 1024)
   progress_step step(fmt::format("exact sums over all pairs ({} x {})", q.rows, x.rows), q.rows);
   for (index r0 = 0; r0 < q.rows; r0 += rows_per_block) {
     const index m = std::min(rows_per_block, q.rows - r0);
@@ -136,6 +141,8 @@ std::vector<double> log_sums_loo(const any_kernel& k, const std::vector<double>&
   return log_sums_local(k, h, x.block(b.lo, 0, b.size(), x.cols), x, b.lo);
 }
 
+// log(n Π_c h_c Z_K), f̂ = exp(lse − log_norm). n is the count the sum is divided by: n − 1 for a
+// leave-one-out density, n² for ∫f̂²'s double sum. d ≥ 3 is the gaussian: Z = (2π)^{d/2}.
 double log_norm(const any_kernel& k, const std::vector<double>& h, double n) {
   double l = std::log(n);
   for (double v : h) l += std::log(v);
@@ -162,6 +169,7 @@ double kernel_integral_1d(const any_kernel& k) {
   if (n == "triweight") return 32.0 / 35.0;
   if (n == "tricube") return 81.0 / 70.0;
   if (n == "cosine") return 4.0 / std::numbers::pi;
+  // ∫ (1 + u²/(2α))^{−α} du = √(2απ) Γ(α − 1/2)/Γ(α), finite for α > 1/2.
   if (const auto* rq = std::get_if<kernel_rational_quadratic>(&k); rq && rq->alpha > 0.5)
     return std::sqrt(2 * rq->alpha * std::numbers::pi) * std::tgamma(rq->alpha - 0.5) /
            std::tgamma(rq->alpha);
@@ -174,6 +182,7 @@ double kernel_integral_1d(const any_kernel& k) {
 
 namespace {
 
+// The binned route: one or two columns, at least binned_min_n points, not forced exact.
 bool binned_route(const_matrix_view<double> x, const kde_options& options) {
   return !options.exact && (x.cols == 1 || x.cols == 2) && x.rows >= options.binned_min_n;
 }
@@ -232,6 +241,8 @@ std::string kde_route_name(const kde_fit& fit) {
                            : "binned (linear binning + FFT)";
 }
 
+// Three routes: 1-D binned (the fit's cached grid, or a grid binned here), 2-D binned (rows the
+// grid cannot trust summed exactly), else exact: f̂ = exp(lse − log(n Π h Z)) per row of at.
 std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> at) {
   if (at.cols != fit.x.cols())
     throw std::invalid_argument(
@@ -266,6 +277,7 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
                                   at, detail::binned2d_settings{}.cells_per_h);
     std::vector<double> f(sums.s.size());
     for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::exp(std::log(sums.s[i]) - ln);
+    // Rows the grid cannot trust (outside it, or a sum below 1e-3 K(0)): exact sums.
     if (sums.exact_rows.empty()) return f;
     matrix<double> sub(static_cast<index>(sums.exact_rows.size()), 2);
     for (std::size_t r = 0; r < sums.exact_rows.size(); ++r)
@@ -282,6 +294,8 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
   return f;
 }
 
+// −(1/n) Σ_i log f̂₋ᵢ(x_i), f̂₋ᵢ(x_i) = Σ_{j≠i} K((x_i − x_j)/h) / ((n − 1) Π h Z); +inf if
+// any point's leave-one-out density is 0 (a compact kernel that reaches no other point).
 double kde_cv_ml(const any_kernel& kernel, const_matrix_view<double> x,
                  const std::vector<double>& h, const data_shard& shard) {
   const index n = x.rows;
@@ -299,6 +313,7 @@ double kde_cv_ml(const any_kernel& kernel, const_matrix_view<double> x,
   return -sums[0] / double(n);
 }
 
+// ∫f̂² − (2/n) Σ_i f̂₋ᵢ(x_i): estimates ∫(f̂ − f)² − ∫f², whose last term does not depend on h.
 double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
                  const std::vector<double>& h, const data_shard& shard) {
   const index n = x.rows;
@@ -314,7 +329,8 @@ double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
   double integral = 0;
   const std::string_view name = kernel_name(kernel);
   if (name == "gaussian" || name == "cauchy") {
-    // K_h * K_h is the same family with √2·h (gaussian) or 2h (cauchy).
+    // K_h * K_h is the same family with √2·h (gaussian) or 2h (cauchy), so
+    // ∫f̂² = Σ_i Σ_j K((x_i − x_j)/h′) / (n² Π h′ Z) with h′ that bandwidth, self-pairs included.
     std::vector<double> h2 = h;
     for (double& v : h2) v *= name == "gaussian" ? std::sqrt(2.0) : 2.0;
     const auto b = shard.block_of(n);
@@ -334,6 +350,8 @@ double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
           "kde cv-ls supports gaussian, cauchy, laplacian and the compact kernels, not {}", name));
     double lo = x(0, 0), hi = x(0, 0);
     for (index i = 0; i < n; ++i) lo = std::min(lo, x(i, 0)), hi = std::max(hi, x(i, 0));
+    // Otherwise (1-D) Simpson's rule on f̂² over the data widened by the kernel's reach (the
+    // laplacian's e^{−40} is negligible at 40h), intervals ≤ h/40, at most 2·10^5 of them.
     const double reach = kernel_compact(kernel) ? h[0] : 40 * h[0];
     lo -= reach;
     hi += reach;
@@ -360,6 +378,7 @@ double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
 kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                      bandwidth_criterion criterion, std::vector<double> bandwidth,
                      const progress_fn& progress, const kde_options& options) {
+  // Copies x into the fit (f.x), chooses the bandwidth, then reports the criterion at it.
   check(kernel, x);
   if (options.shard.active() && !kde_shard_refusal(x, options).empty())
     throw std::invalid_argument("kde: " + kde_shard_refusal(x, options));
@@ -431,6 +450,7 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
     f.cache.lock = std::make_shared<std::mutex>();
   }
   detail::kde_binned* grid = f.cache.grid ? f.cache.grid.get() : kb.get();
+  // Rules and fixed bandwidths report likelihood CV (cv_ml); a searched criterion itself.
   const bandwidth_criterion reported =
       criterion == bandwidth_criterion::cv_ls ? criterion : bandwidth_criterion::cv_ml;
   f.criterion_value =

@@ -19,6 +19,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// (min x, max x); x non-empty.
 std::pair<double, double> range_of(std::span<const double> x) {
   const auto [a, b] = std::minmax_element(x.begin(), x.end());
   return {*a, *b};
@@ -34,7 +35,8 @@ double log_kernel(const any_kernel& k, double d) {
       k);
 }
 
-// Composite Simpson on [a, b] with 2m intervals.
+// Composite Simpson on [a, b] with 2m intervals: error O(step⁴) where f is smooth, hence the
+// split at the integrand's kinks (kernel_self_convolution).
 template <class F>
 double simpson(F&& f, double a, double b, int m) {
   const double step = (b - a) / (2 * m);
@@ -57,6 +59,8 @@ double kde_binned::boxcar_cv(double h, bool least_squares) {
     prefix.resize(n + 1, 0.0);
     for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + s[i];
   }
+  // [lo1, hi1): the points within h of a (K = 1); [lo2, hi2): within 2h (K∗K > 0). Both windows
+  // only move right as a grows; the lower ends stop at i at the latest (s[i] = a).
   std::size_t lo1 = 0, hi1 = 0, lo2 = 0, hi2 = 0;
   double log_sum = 0, cross = 0, square = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -72,12 +76,14 @@ double kde_binned::boxcar_cv(double h, bool least_squares) {
     cross += others;
     while (s[lo2] < a - 2 * h) ++lo2;
     while (hi2 < n && s[hi2] <= a + 2 * h) ++hi2;
-    // Σ_j (2 − |x_j − a|/h) over the window of half-width 2h: K∗K for the boxcar.
+    // Σ_j (2 − |x_j − a|/h) over the window of half-width 2h: K∗K for the boxcar. left, right:
+    // Σ |x_j − a| on each side, from the prefix sums (j = i adds 2, its distance 0).
     const double left = a * double(i - lo2) - (prefix[i] - prefix[lo2]);
     const double right = (prefix[hi2] - prefix[i + 1]) - a * double(hi2 - i - 1);
     square += 2 * double(hi2 - lo2) - (left + right) / h;
   }
   const double nn = double(n);
+  // Z = 2: f̂₋ᵢ(x_i) = others/((n − 1)·2h); ∫f̂² = Σ_ij h(2 − |d_ij|/h) / (n²·h²·Z²).
   if (!least_squares) return -(log_sum / nn - std::log((nn - 1) * h * 2));
   return square / (nn * nn * h * 4) - 2 * cross / (nn * (nn - 1) * h * 2);
 }
@@ -85,13 +91,14 @@ double kde_binned::boxcar_cv(double h, bool least_squares) {
 double kernel_self_convolution(const any_kernel& k, double t) {
   t = std::abs(t);
   const std::string_view name = kernel_name(k);
+  // Closed forms for the unit kernels e^{−u²/2}, 1/(1 + u²), e^{−|u|}.
   if (name == "gaussian") return std::sqrt(std::numbers::pi) * std::exp(-t * t / 4);
   if (name == "cauchy") return 2 * std::numbers::pi / (4 + t * t);
   if (name == "laplacian") return (1 + t) * std::exp(-t);
   if (!kernel_compact(k))
     throw std::invalid_argument(fmt::format(
         "kde cv-ls supports gaussian, cauchy, laplacian and the compact kernels, not {}", name));
-  if (t >= 2) return 0;
+  if (t >= 2) return 0;  // the supports [−1, 1] and [t − 1, t + 1] no longer overlap
   any_kernel unit = k;
   kernel_set_param(unit, 1.0);
   auto f = [&](double u) {
@@ -109,6 +116,7 @@ double kernel_self_convolution(const any_kernel& k, double t) {
   return acc;
 }
 
+// An empty [lo, hi] (+inf, −inf): the grid spans the data's range only.
 kde_binned::kde_binned(std::span<const double> x, const data_shard& shard)
     : kde_binned(x, std::numeric_limits<double>::infinity(),
                  -std::numeric_limits<double>::infinity(), shard) {}
@@ -122,6 +130,7 @@ kde_binned::kde_binned(std::span<const double> x, std::pair<double, double> rang
       bd_(x, {}, std::min(lo, range.first), std::max(hi, range.second), shard),
       shard_(shard) {}
 
+// The sorted copy of x, made on first need (only the exact fallbacks and the boxcar read it).
 std::span<const double> kde_binned::sorted() {
   if (sorted_.empty()) {
     sorted_.assign(x_.begin(), x_.end());
@@ -130,6 +139,8 @@ std::span<const double> kde_binned::sorted() {
   return sorted_;
 }
 
+// Visits the points nearest first (l walks left, r right of a's position), adding log K in the
+// log domain with a running max (mx, acc), so a sum far below K(0) keeps its relative precision.
 double kde_binned::exact_log_sum(const any_kernel& k, double a, bool leave_one_out) {
   const auto s = sorted();
   const auto n = static_cast<std::ptrdiff_t>(s.size());
@@ -142,7 +153,8 @@ double kde_binned::exact_log_sum(const any_kernel& k, double a, bool leave_one_o
     const double dr = r < n ? s[static_cast<std::size_t>(r)] - a : kInf;
     const double d = std::min(dl, dr);
     const double lw = log_kernel(k, d);
-    // Kernels are monotone in the distance: nothing left can add more than (left)·K(d).
+    // Kernels are monotone in the distance: nothing left can add more than (left)·K(d). Stop
+    // when that is below e^{−40} ≈ 4e-18 of the sum, under double's relative precision.
     const double left = double(std::max<std::ptrdiff_t>(l + 1, 0) + (n - r));
     if (lw == -kInf || (mx > -kInf && lw + std::log(left) < mx + std::log(acc) - 40)) break;
     if (lw > mx) {
@@ -162,7 +174,7 @@ double kde_binned::exact_log_sum(const any_kernel& k, double a, bool leave_one_o
 std::vector<double> kde_binned::density(const any_kernel& k, double z, std::span<const double> at,
                                         double cells_per_h) {
   const double h = kernel_param(k), k0 = kernel_at_distance(k, 0.0);
-  const double log_norm = std::log(double(x_.size()) * h * z);
+  const double log_norm = std::log(double(x_.size()) * h * z);  // f̂ = Σ K / (n h Z)
   std::vector<double> f(at.size());
   exact_points_ = 0;
   if (is_boxcar(k)) {  // counts, exactly
@@ -182,6 +194,8 @@ std::vector<double> kde_binned::density(const any_kernel& k, double z, std::span
     const double a = at[i];
     const double v =
         a >= bd_.lo() && a <= bd_.hi() ? binned_data::read(sm.lo, sm.delta, sm.s, a) : 0.0;
+    // Binning errs on the scale of K(0), not of the sum: below 1e-3 K(0), the exact sum keeps
+    // the tails' relative precision.
     if (v >= 1e-3 * k0) {
       f[i] = v / std::exp(log_norm);
     } else {
@@ -200,8 +214,10 @@ double kde_binned::cv_ml(const any_kernel& k, double z, double cells_per_h) {
   const binned_settings st;
   const auto sm = bd_.sum_weights([&](double d) { return kernel_at_distance(k, d); },
                                   binned_reach(k, st.tail_tolerance), h, cells_per_h, st);
+  // Σ_i log f̂₋ᵢ(x_i) ≈ Σ_g c_g log(s_g − K(0)): a point at node g sees the sum there less its
+  // own weight K(0). Bins where that is below 0.1 K(0) are too close to cancellation to trust.
   const std::size_t g_n = sm.s.size();
-  std::vector<double> lg(g_n);
+  std::vector<double> lg(g_n);  // (G) per-bin log of the leave-one-out sum
   bool isolated = false;
   double total = 0;
   for (std::size_t g = 0; g < g_n; ++g) {
@@ -219,6 +235,8 @@ double kde_binned::cv_ml(const any_kernel& k, double z, double cells_per_h) {
     total = 0;
     double zero = 0;
     const auto mine = shard_.block_of(n);
+    // Each point: lg interpolated linearly between its two nodes, or its exact sum when either
+    // node is flagged.
     for (index i = mine.lo; i < mine.hi && zero == 0; ++i) {
       const double xi = x_[static_cast<std::size_t>(i)];
       const double t = (xi - sm.lo) / sm.delta;
@@ -241,7 +259,7 @@ double kde_binned::cv_ml(const any_kernel& k, double z, double cells_per_h) {
     if (sums[1] > 0) return kInf;
     total = sums[0];
   }
-  return -(total / double(n) - std::log(double(n - 1) * h * z));
+  return -(total / double(n) - std::log(double(n - 1) * h * z));  // −mean log f̂₋ᵢ(x_i)
 }
 
 double kde_binned::cv_ls(const any_kernel& k, double z, double cells_per_h) {
@@ -253,6 +271,7 @@ double kde_binned::cv_ls(const any_kernel& k, double z, double cells_per_h) {
   const double reach = binned_reach(k, st.tail_tolerance);
   const auto sk = bd_.sum_weights([&](double d) { return kernel_at_distance(k, d); }, reach, h,
                                   cells_per_h, st);
+  // K∗K in data units is h·(K∗K)(d/h) for the unit kernel; it reaches twice as far as K.
   const auto skk = bd_.sum_weights([&](double d) { return kernel_self_convolution(k, d / h); },
                                    2 * reach, h, cells_per_h, st);
   double cross = 0, square = 0;
@@ -260,8 +279,9 @@ double kde_binned::cv_ls(const any_kernel& k, double z, double cells_per_h) {
     cross += sk.c[g] * sk.s[g];
     square += skk.c[g] * skk.s[g];
   }
-  cross -= sk.self;  // Σ_i Σ_{j≠i} K
-  square += nn * kernel_self_convolution(k, 0.0) - skk.self;
+  cross -= sk.self;                                           // Σ_i Σ_{j≠i} K
+  square += nn * kernel_self_convolution(k, 0.0) - skk.self;  // exact i = j terms, not binned
+  // ∫f̂² = Σ_ij h (K∗K)(d_ij/h) / (n² h² Z²); the cross term (2/n) Σ_i f̂₋ᵢ(x_i).
   exact_points_ = 0;
   const double integral = square / (nn * nn * h * z * z);
   return integral - 2 * cross / (nn * (nn - 1) * h * z);
@@ -273,7 +293,7 @@ namespace kf::detail {
 namespace {
 
 struct grid2 {
-  std::array<double, 2> lo, hi;
+  std::array<double, 2> lo, hi;  // the box per axis
 };
 
 grid2 data_range(const_matrix_view<double> x) {
@@ -286,6 +306,7 @@ grid2 data_range(const_matrix_view<double> x) {
   return g;
 }
 
+// The kernel at bandwidth `param` (1: binned_2d scales each axis by its own h).
 any_kernel unit_of(const any_kernel& k, double param = 1.0) {
   any_kernel u = k;
   kernel_set_param(u, param);
@@ -319,6 +340,8 @@ kde2d_sums kde2d_kernel_sums(const any_kernel& kernel, const_matrix_view<double>
   const any_kernel unit = unit_of(kernel);
   const double k0 = kernel_at_distance(unit, 0.0);
   const double reach = binned_reach(unit, binned_settings{}.tail_tolerance);
+  // The data's box, widened per axis to the queries within the kernel's reach of it (at most
+  // the data's span + h): farther queries get no grid, only exact sums.
   grid2 g = data_range(x);
   const grid2 data = g;
   for (int a = 0; a < 2; ++a) {
@@ -355,7 +378,8 @@ double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::a
   const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{});
   const auto sm = bd.convolve(unit, false);
   const auto [g0, g1] = bd.cells();
-  std::vector<double> lg(sm.s0.size());
+  // As in 1-D: per-bin log(s − K(0)), +inf where below 0.1 K(0) (those bins' points go exact).
+  std::vector<double> lg(sm.s0.size());  // (G₁·G₂)
   bool isolated = false;
   double total = 0;
   for (std::size_t q = 0; q < lg.size(); ++q) {
@@ -369,7 +393,7 @@ double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::a
   if (isolated) {
     // Per point: bilinear weights of the four bins, or an exact sum where one is flagged
     // (collected first, then summed: over each support through a k-d tree for a compact kernel).
-    const index cap = std::max<index>(1000, n / 1000);
+    const index cap = std::max<index>(1000, n / 1000);  // more exact points: h too small, +inf
     std::vector<index> exact_points;
     total = 0;
     const double d0 = (g.hi[0] - g.lo[0]) / double(g0 - 1),
@@ -408,13 +432,14 @@ double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::a
     }
   }
   const double nn = double(n);
-  return -(total / nn - std::log((nn - 1) * h[0] * h[1] * z));
+  return -(total / nn - std::log((nn - 1) * h[0] * h[1] * z));  // −mean log f̂₋ᵢ(x_i)
 }
 
 double kde2d_cv_ls_gaussian(const_matrix_view<double> x, std::array<double, 2> h,
                             double cells_per_h) {
   const index n = x.rows;
   if (n < 2) return kInf;
+  // Unit gaussian e^{−|u|²/2}: Z = 2π and K∗K(t) = π e^{−|t|²/4}, a gaussian of bandwidth √2.
   const double nn = double(n), z = 2 * std::numbers::pi;
   const grid2 g = data_range(x);
   const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{});

@@ -23,6 +23,8 @@ struct neighbor_fit {
   double fit = 0, sum_l2 = 0, self = 0;
 };
 
+// idx, dist: (k) the neighbor list, nearest first (exact matches, dist 0, lead it). Uniform:
+// ℓ_j = 1/m, so Σℓ² = 1/m; 1/distance: ℓ_j = w_j/Σw, Σℓ² = Σw²/(Σw)².
 neighbor_fit fit_from(const index* idx, const double* dist, index k, std::span<const double> y,
                       bool distance_weights, index self) {
   neighbor_fit r;
@@ -39,6 +41,7 @@ neighbor_fit fit_from(const index* idx, const double* dist, index k, std::span<c
     r.sum_l2 = 1.0 / double(m);
     return r;
   }
+  // No exact match, so `self` (at distance 0 if listed) is absent: its weight stays 0.
   double sw = 0, swy = 0, sw2 = 0;
   for (index j = 0; j < k; ++j) {
     const double w = 1.0 / dist[j];
@@ -67,9 +70,9 @@ index drop_self(index* idx, double* dist, index m, index self) {
 }  // namespace
 
 struct knn_search::tree {
-  matrix<double> rows;  // the tree's own copy of the training rows
-  cloud pts;
-  kd_tree_any kd;
+  matrix<double> rows;  // (n, d) the tree's own copy of the training rows
+  cloud pts;            // nanoflann's view of rows
+  kd_tree_any kd;       // the tree, its type chosen by d (monostate until built)
   tree(const_matrix_view<double> x, index d) : rows(x.rows, d), pts{} {
     for (index i = 0; i < x.rows; ++i)
       for (index c = 0; c < d; ++c) rows(i, c) = x(i, c);
@@ -91,6 +94,8 @@ struct knn_search::tree {
   }
 };
 
+// 1-D: the rows sorted by x (stable: equal values keep row order); d ≥ 2: a k-d tree, whose
+// vAcc (its permutation of the rows, leaf by leaf) is the locality order.
 knn_search::knn_search(const_matrix_view<double> x) : n_(x.rows), d_(x.cols) {
   if (d_ == 1) {
     order_.resize(static_cast<std::size_t>(n_));
@@ -112,6 +117,8 @@ index knn_search::query(const double* q, index k, index* idx, double* dist) cons
   if (d_ == 1) {
     const double a = q[0];
     const auto s = std::span<const double>(sorted_);
+    // Two pointers outward from a's position: l the nearest unused value below, r above; each
+    // step takes the nearer one (the lower on a tie), so the list comes out nearest first.
     auto r = static_cast<index>(std::lower_bound(s.begin(), s.end(), a) - s.begin());
     index l = r - 1;
     for (index j = 0; j < k; ++j) {
@@ -135,7 +142,7 @@ index knn_search::query(const double* q, index k, index* idx, double* dist) cons
   auto* rows = reinterpret_cast<std::size_t*>(idx);
   const std::size_t got = tree_->visit(
       [&](const auto& t) { return t.knnSearch(q, static_cast<std::size_t>(k), rows, dist); });
-  for (std::size_t j = 0; j < got; ++j) dist[j] = std::sqrt(dist[j]);
+  for (std::size_t j = 0; j < got; ++j) dist[j] = std::sqrt(dist[j]);  // the tree gives |·|²
   return static_cast<index>(got);
 }
 
@@ -146,6 +153,7 @@ regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<doub
   if (prebuilt == nullptr) own = std::make_unique<knn_search>(x);
   const knn_search& search = prebuilt != nullptr ? *prebuilt : *own;
   const index nq = xq.rows, k = spec.k;
+  // Every query gets min(k, n) ≥ 1 neighbors, so every fit is defined.
   regression_eval r;
   const auto nqu = static_cast<std::size_t>(nq);
   r.fit.assign(nqu, 0.0);
@@ -155,7 +163,7 @@ regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<doub
   progress_step step(fmt::format("neighbor queries ({} points)", nq), nq);
 #pragma omp parallel
   {
-    std::vector<index> idx(static_cast<std::size_t>(k));
+    std::vector<index> idx(static_cast<std::size_t>(k));  // (k) per thread
     std::vector<double> dist(static_cast<std::size_t>(k)), q(static_cast<std::size_t>(xq.cols));
 #pragma omp for schedule(static)
     for (index i = 0; i < nq; ++i) {
@@ -180,7 +188,9 @@ knn_training knn_training_pass(const regression_spec& spec, const knn_search& se
   const auto nu = static_cast<std::size_t>(n);
   t.fitted.assign(nu, 0.0);
   t.self_weight.assign(nu, 0.0);
-  t.loo_residuals.assign(nu, std::numeric_limits<double>::infinity());
+  t.loo_residuals.assign(nu, std::numeric_limits<double>::infinity());  // n = 1: none exists
+  // Points in locality order, in chunks of 1024 per thread: consecutive queries touch the same
+  // part of the tree and of y.
   const auto& order = search.locality_order();
   progress_step step(fmt::format("the fit's neighbors ({} points, k = {})", n, k), n);
 #pragma omp parallel
@@ -212,15 +222,17 @@ knn_training knn_training_pass(const regression_spec& spec, const knn_search& se
 std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_search& search,
                                      const_matrix_view<double> x, std::span<const double> y,
                                      index k_max) {
+  // Per point, one list of k_max + 1 neighbors less the point itself; the fit for k is the mean
+  // of its first k entries, so running sums give every k's residual in one pass: O(k_max).
   const index n = x.rows;
   const auto& order = search.locality_order();
   k_max = std::min(k_max, n - 1);
-  std::vector<double> total(static_cast<std::size_t>(std::max<index>(k_max, 0)), 0.0);
+  std::vector<double> total(static_cast<std::size_t>(std::max<index>(k_max, 0)), 0.0);  // (k_max)
   if (k_max < 1) return total;
   progress_step step(fmt::format("choosing k by LOO-CV (1..{}, {} points)", k_max, n), n);
 #pragma omp parallel
   {
-    std::vector<double> local(total.size(), 0.0);
+    std::vector<double> local(total.size(), 0.0);  // this thread's sums, merged at the end
     std::vector<index> idx(static_cast<std::size_t>(k_max + 1));
     std::vector<double> dist(static_cast<std::size_t>(k_max + 1)),
         q(static_cast<std::size_t>(x.cols));
@@ -236,7 +248,7 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_sear
         double sy = 0;
         for (index j = 0; j < m; ++j) {
           sy += y[static_cast<std::size_t>(idx[static_cast<std::size_t>(j)])];
-          const double res = yi - sy / double(j + 1);
+          const double res = yi - sy / double(j + 1);  // k = j + 1
           local[static_cast<std::size_t>(j)] += res * res;
         }
         continue;
@@ -298,6 +310,8 @@ criterion_values knn_fit(regression_fit& f, regression_spec& spec) {
     cv.df += t.self_weight[iu];
     loo += t.loo_residuals[iu] * t.loo_residuals[iu];
   }
+  // df = Σ self weights (n/k for uniform weights without ties); loo = Σ of the residuals that
+  // drop the point itself, not the (y − ŷ)/(1 − L_ii) shortcut.
   cv = criteria_from_sums(cv.rss, cv.df, loo, n);
   f.undefined = 0;
   if (spec.per_point) {

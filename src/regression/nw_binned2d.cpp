@@ -18,9 +18,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct grid_setup {
-  std::array<double, 2> lo, hi, h;
-  any_kernel unit;
-  double k0;
+  std::array<double, 2> lo, hi, h;  // the grid's box and the bandwidth per column
+  any_kernel unit;                  // spec's kernel at bandwidth 1 (binned_2d scales by h)
+  double k0;                        // K(0): one point's weight on itself
 };
 
 // The grid over the data, widened to the queries within the kernel's reach (farther ones are
@@ -55,6 +55,8 @@ regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_v
                                      std::span<const double> y, const_matrix_view<double> xq,
                                      bool at_training, double cells_per_h,
                                      const nw_binned2d_grid* prepared) {
+  // The prepared grid serves when it is the one these queries need: the same box (no query
+  // widened it), bandwidths, resolution and kernel, with Σ K² for the standard errors.
   const grid_setup g = setup(spec, x, xq);
   std::optional<binned_2d> own;
   binned_2d::sums own_sums;
@@ -81,6 +83,8 @@ regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_v
       ++r.undefined;
       continue;
     }
+    // ŷ = Σ K y / Σ K, Σℓ² = Σ K² / (Σ K)² (clamped: FFT round-off can leave Σ K² slightly
+    // negative where it is ~0), hat diagonal K(0)/Σ K.
     r.defined[iu] = 1;
     r.fit[iu] = bd.read(sm.t0, a0, a1) / s0;
     r.sum_l2[iu] = std::max(bd.read(sm.q0, a0, a1) / (s0 * s0), 0.0);
@@ -93,6 +97,7 @@ criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_
                                       std::span<const double> y, double cells_per_h,
                                       std::vector<index>* undefined_rows,
                                       std::shared_ptr<const nw_binned2d_grid>* keep) {
+  // The criteria are sums over the training points: the grid spans the data alone.
   const_matrix_view<double> no_queries = x;
   no_queries.rows = 0;
   const grid_setup g = setup(spec, x, no_queries);
@@ -112,18 +117,22 @@ criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_
     for (index i = 0; i < x.rows; ++i)
       if (!(bd.read(sm.s0, x(i, 0), x(i, 1)) >= g.k0)) undefined_rows->push_back(i);
   }
+  // Sums over bins: every point binned at node q is given the fit ŷ_q = t0/s0 and the self
+  // weight W_q = K(0)/s0 read there, so a bin's Σ (y_i − ŷ_q)² = Σy² − 2ŷ_q Σy + c ŷ_q² from
+  // the binned c, cy, cyy; df = Σ_q c_q W_q; loo = Σ_q (that sum)/(1 − W_q)².
   criterion_values c{0, 0, 0, 0, 0, 0};
   double loo = 0;
   const auto& cc = bd.c();
   for (std::size_t q = 0; q < cc.size(); ++q) {
     if (!(cc[q] > 0)) continue;
     const double s0 = sm.s0[q];
+    // An occupied bin the grid cannot trust: the criteria are undefined at this bandwidth.
     if (!(s0 > 1e-3 * g.k0)) return {kInf, kInf, kInf, kInf, kInf, 1};
     const double fit = sm.t0[q] / s0, self = g.k0 / s0;
     const double sq = std::max(bd.cyy()[q] - 2 * bd.cy()[q] * fit + cc[q] * fit * fit, 0.0);
     c.rss += sq;
     c.df += cc[q] * self;
-    const double denom = 1.0 - self;
+    const double denom = 1.0 - self;  // W_q → 1: the point alone in its window, LOO undefined
     loo += denom > 1e-10 ? sq / (denom * denom) : kInf;
   }
   if (keep != nullptr) {

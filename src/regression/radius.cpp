@@ -37,20 +37,22 @@ struct window_accumulator {
     if (ll) s.resize(d + 1, d + 1), qq.resize(d + 1, d + 1), t.resize(d + 1), z.resize(d + 1);
   }
 
-  const matrix<double>& xs;  // training points in bandwidth units
-  std::span<const double> y;
+  const matrix<double>& xs;   // (n, d) training points in bandwidth units
+  std::span<const double> y;  // (n)
   const Kern& unit;
-  bool ll;
-  const double* q = nullptr;  // the query in bandwidth units
-  double s0 = 0, t0 = 0, q0 = 0;
-  Eigen::MatrixXd s, qq;  // local linear: (d+1) × (d+1)
-  Eigen::VectorXd t, z;
+  bool ll;                        // local linear: also the (d+1) moments below
+  const double* q = nullptr;      // the query in bandwidth units
+  double s0 = 0, t0 = 0, q0 = 0;  // Σ K, Σ K y, Σ K²
+  Eigen::MatrixXd s, qq;  // local linear: (d+1, d+1) Σ K z zᵀ, Σ K² z zᵀ (upper halves)
+  Eigen::VectorXd t, z;   // (d+1) Σ K y z; z_j = (1, x_j − q) for the current point
 
   void start(const double* query) {
     q = query;
     s0 = t0 = q0 = 0;
     if (ll) s.setZero(), qq.setZero(), t.setZero();
   }
+  // nanoflann's result-set interface: always "full" with a fixed worst distance, so the search
+  // is a radius search of |x_j − q|² ≤ 1 (the unit support); addPoint returns true to go on.
   void init() {}
   void clear() {}
   std::size_t size() const { return 0; }
@@ -80,12 +82,15 @@ local_quantities window_fit(const window_accumulator<Kern>& w, double k0) {
   const Eigen::MatrixXd s = w.s.template selfadjointView<Eigen::Upper>();
   const Eigen::MatrixXd qq = w.qq.template selfadjointView<Eigen::Upper>();
   const Eigen::VectorXd m = s.block(1, 0, d, 1) / w.s0;
+  // The window's K-weighted mean m and covariance of x_j − q in bandwidth units.
   const Eigen::MatrixXd cov = s.block(1, 1, d, d) / w.s0 - m * m.transpose();
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(cov, Eigen::EigenvaluesOnly);
   if (!(es.eigenvalues().minCoeff() > 1e-9)) {
     r.fallback = true;
     return r;
   }
+  // a = S⁻¹e₀ (S symmetric positive definite here: LDLT); ℓ_j = K_j aᵀz_j, so ŷ = aᵀT,
+  // Σℓ² = Σ K_j² (aᵀz_j)² = aᵀQa, and the point itself (z = e₀) has ℓ = K(0)·a₀.
   const Eigen::VectorXd a = s.ldlt().solve(Eigen::VectorXd::Unit(d + 1, 0));
   r.fit = a.dot(w.t);
   r.sum_l2 = a.dot(qq * a);
@@ -106,8 +111,9 @@ regression_eval radius_pass(const Kern& unit, const Tree& tree, const matrix<dou
   progress_step step(fmt::format("exact sums over each support (k-d tree, {} points)", nq), nq);
 #pragma omp parallel reduction(+ : undefined, fallback)
   {
-    window_accumulator<Kern> w(xs, y, unit, ll);
-    const nanoflann::SearchParams params(32, 0.0, false);
+    window_accumulator<Kern> w(xs, y, unit, ll);           // one per thread, reset per query
+    const nanoflann::SearchParams params(32, 0.0, false);  // eps 0: exact; unsorted
+    // Dynamic: window sizes (the work per query) vary with the data's density.
 #pragma omp for schedule(dynamic, 256)
     for (index i = 0; i < nq; ++i) {
       step.tick(i);
@@ -122,7 +128,7 @@ regression_eval radius_pass(const Kern& unit, const Tree& tree, const matrix<dou
       fallback += l.fallback ? 1 : 0;
       r.defined[iu] = 1;
       r.fit[iu] = l.fit;
-      r.sum_l2[iu] = std::max(l.sum_l2, 0.0);
+      r.sum_l2[iu] = std::max(l.sum_l2, 0.0);  // ≥ 0 but for rounding
       if (at_training) r.self_weight[iu] = l.self;
     }
   }
@@ -175,6 +181,7 @@ std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_vi
 std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
                                        std::span<const double> h, const_matrix_view<double> q,
                                        std::span<const index> self) {
+  // In coordinates divided by h the support is the unit ball: one tree, the unit kernel.
   const matrix<double> xs = scaled(x, h), qs = scaled(q, h);
   const cloud pts{xs.cview()};
   kd_tree_any trees;
@@ -240,6 +247,8 @@ regression_eval radius_evaluate(const regression_spec& spec, const_matrix_view<d
   kernel_set_param(unit, 1.0);
   const bool ll = spec.method == regression_method::local_linear;
 
+  // Dispatch on the kernel's and the tree's concrete types, so the inner loops are inlined. A
+  // kernel that is not compact leaves r empty: callers check radius_supports first.
   regression_eval r;
   std::visit(
       [&](const auto& kern, const auto& tree) {

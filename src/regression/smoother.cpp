@@ -78,6 +78,7 @@ std::span<const double> column0(const_matrix_view<double> x, std::vector<double>
 criterion_values criteria_of(const regression_eval& e, std::span<const double> y, index n,
                              const data_shard& shard);
 
+// One column, NW or local linear: the 1-D binned grid (binned.hpp).
 bool use_binned(const regression_spec& spec, index n, index d) {
   return !spec.exact && d == 1 && n >= spec.binned_min_n && spec.method != regression_method::knn &&
          binned_supports(spec.kernel);
@@ -89,6 +90,7 @@ bool use_binned2d(const regression_spec& spec, index n, index d) {
          binned_supports(spec.kernel);
 }
 
+// spec's kernel at its bandwidth, for the 1-D routes (one column, one bandwidth).
 any_kernel kernel_with_bandwidth(const regression_spec& spec) {
   any_kernel k = spec.kernel;
   kernel_set_param(k, regression_bandwidths(spec, 1)[0]);
@@ -105,7 +107,7 @@ void binned_each(const regression_spec& spec, std::span<const double> x, std::sp
   for (double v : x) lo = std::min(lo, v), hi = std::max(hi, v);
   const double xmin = lo, xmax = hi;
   for (index i = 0; i < xq.rows; ++i) lo = std::min(lo, xq(i, 0)), hi = std::max(hi, xq(i, 0));
-  const binned_data bd(x, y, lo, hi, spec.shard);
+  const binned_data bd(x, y, lo, hi, spec.shard);  // over the data and the queries
   const int degree = spec.method == regression_method::local_linear ? 1 : 0;
   const binned_settings st;
   const any_kernel k = kernel_with_bandwidth(spec);
@@ -162,12 +164,13 @@ criterion_values criteria_binned(const regression_spec& spec, const binned_data&
     if (!(m.c[g] > 0)) continue;
     const auto q = from_moments(degree, k0, m.s[0][g], degree ? m.s[1][g] : 0,
                                 degree ? m.s[2][g] : 0, m.t[0][g], degree ? m.t[1][g] : 0, 0, 0, 0);
-    if (!q.defined) return {kInf, kInf, kInf, kInf, kInf, 1};
+    if (!q.defined) return {kInf, kInf, kInf, kInf, kInf, 1};  // occupied, Σ K ≤ 1e-3 K(0)
+    // The bin's Σ (y_i − ŷ)², all its points given the fit ŷ and self weight W at node g.
     const double sq = std::max(m.cyy[g] - 2 * m.cy[g] * q.fit + m.c[g] * q.fit * q.fit, 0.0);
     c.rss += sq;
-    c.df += m.c[g] * q.self;
+    c.df += m.c[g] * q.self;  // tr(W) ≈ Σ_g c_g W_g
     const double denom = 1.0 - q.self;
-    loo += denom > 1e-10 ? sq / (denom * denom) : kInf;
+    loo += denom > 1e-10 ? sq / (denom * denom) : kInf;  // Σ (r_i / (1 − W_ii))² over the bin
   }
   return criteria_from_sums(c.rss, c.df, loo, bd.n());
 }
@@ -189,6 +192,7 @@ regression_eval evaluate(const regression_spec& spec, const_matrix_view<double> 
   if (spec.method == regression_method::knn && (spec.k < 1 || spec.k > n))
     throw std::invalid_argument(
         fmt::format("knn: k = {} must be in 1..{} (the number of points)", spec.k, n));
+  // Routes in order: neighbors (knn), binned 1-D / 2-D, sorted windows, k-d tree, all pairs.
   if (spec.method == regression_method::knn && !spec.exact)
     return detail::knn_evaluate(spec, x, y, xq, at_training);
   if (use_binned(spec, n, d) || use_binned2d(spec, n, d)) {
@@ -281,7 +285,7 @@ std::string regression_shard_refusal(const regression_spec& spec, index n, index
 criterion_values criteria_from_sums(double rss, double df, double loo, index n) {
   const double nn = double(n);
   criterion_values c{loo / nn, kInf, kInf, df, rss, 0};
-  if (df < nn) c.gcv = (rss / nn) / ((1 - df / nn) * (1 - df / nn));
+  if (df < nn) c.gcv = (rss / nn) / ((1 - df / nn) * (1 - df / nn));  // else +inf
   if (nn - df - 2 > 0 && rss > 0) c.aicc = std::log(rss / nn) + 1 + 2 * (df + 1) / (nn - df - 2);
   return c;
 }
@@ -336,7 +340,7 @@ criterion_values criteria_of(const regression_eval& e, std::span<const double> y
     sums[0] += r * r;
     sums[1] += e.self_weight[i];
     const double denom = 1.0 - e.self_weight[i];
-    sums[2] += denom > 1e-10 ? (r / denom) * (r / denom) : kInf;
+    sums[2] += denom > 1e-10 ? (r / denom) * (r / denom) : kInf;  // W_ii → 1: LOO undefined
   }
   shard.sum_all(sums);
   const auto undefined = static_cast<index>(sums[3]);
@@ -527,7 +531,7 @@ void summarize_fit(regression_fit& f, const criterion_values& cv) {
   f.df = cv.df;
   f.rss = cv.rss;
   f.r2 = tss > 0 ? 1.0 - cv.rss / tss : 0.0;
-  f.sigma2 = double(n) - cv.df > 0.5 ? cv.rss / (double(n) - cv.df) : cv.rss / double(n);
+  f.sigma2 = double(n) - cv.df > 0.5 ? cv.rss / (double(n) - cv.df) : cv.rss / double(n);  // σ̂²
   f.loo_cv = cv.loo_cv;
   f.gcv = cv.gcv;
   f.aicc = cv.aicc;
@@ -576,6 +580,7 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
 }
 
 regression_prediction regression_predict(const regression_fit& fit, const_matrix_view<double> xq) {
+  // knn reuses the fit's neighbor search; the 2-D binned route its grid (evaluate decides).
   const bool reuse = fit.knn_index && fit.spec.method == regression_method::knn &&
                      !fit.spec.exact && xq.cols == fit.x.cols();
   const regression_eval e =
@@ -587,7 +592,7 @@ regression_prediction regression_predict(const regression_fit& fit, const_matrix
   p.undefined = e.undefined;
   p.se.resize(e.fit.size());
   for (std::size_t i = 0; i < e.fit.size(); ++i)
-    p.se[i] = e.defined[i] ? std::sqrt(fit.sigma2 * e.sum_l2[i]) : 0.0;
+    p.se[i] = e.defined[i] ? std::sqrt(fit.sigma2 * e.sum_l2[i]) : 0.0;  // σ̂·√(Σ_j ℓ_j²)
   return p;
 }
 
