@@ -15,6 +15,9 @@
 namespace kf {
 namespace {
 
+// Calls f with a default-constructed value of every any_kernel alternative, in variant order:
+// the name lookup, the catalog and the error messages all walk the one list, so adding a kernel
+// to any_kernel is the whole registration.
 template <class F, std::size_t... I>
 void for_each_alternative(F&& f, std::index_sequence<I...>) {
   (f(std::variant_alternative_t<I, any_kernel>{}), ...);
@@ -25,8 +28,11 @@ void for_each_kernel_type(F&& f) {
                        std::make_index_sequence<std::variant_size_v<any_kernel>>{});
 }
 
+// Largest r accepted for rff and favor (checked at parse and again at resolve): the feature
+// route's memory and work grow linearly with r.
 constexpr index kMaxFeatures = 65536;
 
+// Aliases → the struct's name (kernels.hpp lists them); any other text is returned unchanged.
 std::string_view canonical_name(std::string_view n) {
   if (n == "rbf") return "gaussian";
   if (n == "softmax" || n == "attention") return "exp_dot";
@@ -35,6 +41,7 @@ std::string_view canonical_name(std::string_view n) {
   return n;
 }
 
+// For the unknown-name message: every name in variant order, then the aliases.
 std::string known_names() {
   std::string s;
   for_each_kernel_type([&](auto k) {
@@ -44,6 +51,8 @@ std::string known_names() {
   return s + " (aliases: rbf, softmax, attention, quartic, box)";
 }
 
+// The whole text must be one number (from_chars: no locale, no leading spaces, no trailing
+// text); throws std::invalid_argument naming the parameter otherwise.
 double parse_number(std::string_view text, std::string_view what) {
   double v = 0;
   const auto* end = text.data() + text.size();
@@ -60,6 +69,7 @@ void set_feature_key(index& features, std::uint64_t& seed, bool& redraw, std::st
   if (value != std::floor(value) || value < 0)
     throw std::invalid_argument(
         fmt::format("kernel parameter {} = {} must be a non-negative integer", key, value));
+  // Integers reach here as doubles (parse_number), hence the exactness bound on the seed.
   if (key == "seed") {
     if (value >= 9007199254740992.0)  // 2^53: larger integers are not exact in a double
       throw std::invalid_argument(
@@ -76,6 +86,8 @@ void set_feature_key(index& features, std::uint64_t& seed, bool& redraw, std::st
   }
 }
 
+// Sets one key=value of kernel_parse's text on k; throws std::invalid_argument naming the kernel
+// when it has no such parameter. Values are range-checked later, in kernel_resolve.
 void set_key(any_kernel& k, std::string_view key, double value) {
   const std::string_view name = kernel_name(k);
   auto fail = [&] {
@@ -88,6 +100,8 @@ void set_key(any_kernel& k, std::string_view key, double value) {
   auto* rff = std::get_if<kernel_rff>(&k);
   auto* favor = std::get_if<kernel_favor>(&k);
   if (key == "h" || key == "bandwidth") {
+    // param() is 0 for the parameterless distance kernels (uniform, inverse_distance); rff is a
+    // features kernel that still takes a bandwidth.
     if ((kernel_arg_of(k) != kernel_arg::sqdist || kernel_param(k) == 0.0) && !rff) fail();
     kernel_set_param(k, value);
   } else if (key == "t" || key == "temperature") {
@@ -128,6 +142,8 @@ void set_key(any_kernel& k, std::string_view key, double value) {
   }
 }
 
+// "NAME" or "NAME:key=value,key=value" → that kernel with the keys applied in order, the rest at
+// their defaults; throws std::invalid_argument listing the known names on an unknown one.
 any_kernel parse_single(std::string_view text) {
   const auto colon = text.find(':');
   const std::string_view name = canonical_name(text.substr(0, colon));
@@ -153,6 +169,7 @@ any_kernel parse_single(std::string_view text) {
   return *found;
 }
 
+// Parameters enter as divisors (1/h², 1/T): zero, negative, NaN and ±inf are all refused.
 void check_positive(std::string_view kname, std::string_view pname, double v) {
   if (!(std::isfinite(v) && v > 0))
     throw std::invalid_argument(
@@ -169,12 +186,16 @@ void check_float_range(std::string_view kname, std::string_view pname, double v)
         kname, pname, v));
 }
 
+// r of a random-feature kernel; 0 for every other kernel (elu1's r = d is not a parameter).
 index feature_count(const any_kernel& k) {
   if (const auto* f = std::get_if<kernel_rff>(&k)) return f->features;
   if (const auto* f = std::get_if<kernel_favor>(&k)) return f->features;
   return 0;
 }
 
+// One kernel at its block's width d: fills "auto" (0) temperatures with √d and checks every
+// parameter; throws std::invalid_argument naming kernel and parameter. for_float adds the
+// float32 range check of the coefficients (1/h², h², 1/T², T²).
 any_kernel resolve_one(any_kernel k, index d, bool for_float) {
   const std::string_view name = kernel_name(k);
   if (auto* f = std::get_if<kernel_favor>(&k)) {
@@ -199,11 +220,13 @@ any_kernel resolve_one(any_kernel k, index d, bool for_float) {
           "kernel {}: redraw=1 (fresh features every training step) applies to attention "
           "layers in training (kf train, kf lm, kf seq2seq); one smoothing call uses seed=S",
           name));
+    // Again here: a kernel_rff{} built in code never passed through set_feature_key.
     if (name != "elu1" && (r < 1 || r > kMaxFeatures))
       throw std::invalid_argument(
           fmt::format("kernel {}: features = {} must be in 1..{}", name, r, kMaxFeatures));
     return k;
   }
+  // Dot kernels: T = √d as scaled dot-product attention; the parameterless kernels skip the check.
   if (kernel_arg_of(k) == kernel_arg::dot) {
     if (kernel_param(k) == 0.0) kernel_set_param(k, std::sqrt(static_cast<double>(d)));
     check_positive(name, "temperature", kernel_param(k));
@@ -229,6 +252,7 @@ any_kernel resolve_one(any_kernel k, index d, bool for_float) {
 
 }  // namespace
 
+// No checks here: kernel_resolve checks the split against d and refuses feature-map factors.
 kernel_spec kernel_spec::product(any_kernel content, any_kernel position, index split) {
   kernel_spec s(std::move(content));
   s.second = std::move(position);
@@ -242,6 +266,8 @@ std::string_view kernel_name(const any_kernel& k) {
 kernel_arg kernel_arg_of(const any_kernel& k) {
   return std::visit([](const auto& kk) { return std::decay_t<decltype(kk)>::arg; }, k);
 }
+// Direct-domain kernels (the compact ones, uniform, the feature maps) return K itself from
+// weight(): take its log here, with the positive part's −inf where K ≤ 0.
 double kernel_log_weight(const any_kernel& k, double s) {
   return std::visit(
       [s](const auto& kk) {
@@ -276,6 +302,7 @@ kernel_spec kernel_with_draw(const kernel_spec& k, std::uint64_t draw) {
   kernel_spec out = k;
   const auto set = [draw](auto& f) {
     // The step's seed: splitmix64 of (seed, draw), so two draws of one run never coincide.
+    // draw | 1 maps draws 2k and 2k + 1 to one seed; attention passes odd draws (rng() | 1).
     if (draw != 0) {
       std::uint64_t z = f.seed + 0x9e3779b97f4a7c15ULL * (draw | 1);
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -295,6 +322,8 @@ void kernel_set_param(any_kernel& k, double value) {
   std::visit([&](auto& kk) { kk.set_param(value); }, k);
 }
 
+// A short human label for logs and messages ("gaussian(h=0.5)", "rff(h=1,r=256)"); not parseable
+// (kernel_format is the round-trip text). "auto" stands for an unresolved temperature of 0.
 std::string kernel_describe(const kernel_spec& k) {
   auto one = [](const any_kernel& a) {
     const std::string_view name = kernel_name(a);
@@ -313,6 +342,8 @@ std::string kernel_describe(const kernel_spec& k) {
   return fmt::format("{}*{}[split {}]", one(k.first), one(*k.second), k.split);
 }
 
+// %.17g keeps every double exact, so kernel_parse(kernel_format(k)) gives k back (a checkpoint
+// stores the kernel as this text); defaults are written too, except a zero parameter and seed.
 std::string kernel_format(const kernel_spec& k) {
   auto one = [](const any_kernel& a) {
     std::string s(kernel_name(a));
@@ -347,6 +378,8 @@ std::string kernel_format(const kernel_spec& k) {
   return k.is_product() ? one(k.first) + "*" + one(*k.second) : one(k.first);
 }
 
+// A product's factors see their own column blocks: [0, split) and [split, d), so an auto T is
+// √ of the block's width, not of d.
 kernel_spec kernel_resolve(const kernel_spec& k, index d, bool for_float) {
   if (!k.is_product()) return kernel_spec(resolve_one(k.first, d, for_float));
   for (const any_kernel* a : {&k.first, &*k.second})
@@ -362,6 +395,7 @@ kernel_spec kernel_resolve(const kernel_spec& k, index d, bool for_float) {
                               resolve_one(*k.second, d - k.split, for_float), k.split);
 }
 
+// The split of a product is not part of the text: it is left 0 here and set by the caller.
 kernel_spec kernel_parse(std::string_view text) {
   const auto star = text.find('*');
   if (star == std::string_view::npos) return kernel_spec(parse_single(text));
@@ -371,6 +405,8 @@ kernel_spec kernel_parse(std::string_view text) {
                               parse_single(text.substr(star + 1)), 0);
 }
 
+// An item with '=' and no ':' continues the previous kernel: "favor:features=128,seed=3" stays
+// one kernel although it contains a comma.
 std::vector<kernel_spec> kernel_parse_list(std::string_view text) {
   std::vector<std::string> items;
   while (!text.empty()) {
@@ -393,6 +429,7 @@ std::vector<kernel_spec> kernel_parse_list(std::string_view text) {
   return out;
 }
 
+// In any_kernel order (for_each_kernel_type); the explorer lists its kernels from it.
 std::vector<kernel_info> kernel_catalog() {
   std::vector<kernel_info> out;
   for_each_kernel_type([&](auto k) {

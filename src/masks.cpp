@@ -12,6 +12,9 @@
 
 namespace kf {
 
+// One node of the predicate tree, immutable once built and shared between masks (shared_ptr to
+// const): combining or copying masks never copies a user matrix. Leaves are predicates, inner
+// nodes op_and / op_or with both children set; the top-k stage lives on the mask, not in the tree.
 struct mask::node {
   enum class kind { causal, window, padding, radius, user, op_and, op_or } k = kind::causal;
   index a = 0, b = 0;              // causal: offset; window: left, right
@@ -26,6 +29,9 @@ namespace {
 using node = mask::node;
 using kind = node::kind;
 
+// The per-element predicate (mask::allows): i a query row, j a key, r2 = |q_i − k_j|² (read by
+// radius only). Recursive, with && / || short-circuiting. Indices are assumed in range
+// (validate() ran first): padding and user leaves index their arrays by i and j.
 bool eval(const node& nd, index i, index j, double r2) {
   switch (nd.k) {
     case kind::causal:
@@ -47,6 +53,9 @@ bool eval(const node& nd, index i, index j, double r2) {
 }
 
 // Rows [i0, i1) × keys [j0, j1), both non-empty.
+// Conservative: `out` and `in` must hold for every (i, j) of the tile, `partial` may be returned
+// whenever unsure (the tile is then tested element by element), so it is never wrong, only slower.
+// A user matrix has no structure to exploit and is always partial.
 tile_class classify_node(const node& nd, index i0, index i1, index j0, index j1, double min_r2) {
   switch (nd.k) {
     case kind::causal:  // allowed iff j − i ≤ a
@@ -60,6 +69,7 @@ tile_class classify_node(const node& nd, index i0, index i1, index j0, index j1,
       return tile_class::partial;
     }
     case kind::padding: {
+      // Against the rows' lengths: out if no row reaches key j0, in if every row covers j1 − 1.
       index lmin = nd.lengths[0], lmax = nd.lengths[0];
       if (nd.lengths.size() > 1) {
         lmin = lmax = nd.lengths[static_cast<std::size_t>(i0)];
@@ -73,11 +83,13 @@ tile_class classify_node(const node& nd, index i0, index i1, index j0, index j1,
       return tile_class::partial;
     }
     case kind::radius:
+      // min_r2 is only a lower bound, so a radius never proves a whole tile `in`.
       return min_r2 > nd.r2 ? tile_class::out : tile_class::partial;
     case kind::user:
       return tile_class::partial;
     case kind::op_and: {
       const auto a = classify_node(*nd.lhs, i0, i1, j0, j1, min_r2);
+      // AND: one side out rules the tile out; in only if both sides are in.
       if (a == tile_class::out) return a;
       const auto b = classify_node(*nd.rhs, i0, i1, j0, j1, min_r2);
       if (b == tile_class::out) return b;
@@ -85,6 +97,7 @@ tile_class classify_node(const node& nd, index i0, index i1, index j0, index j1,
     }
     case kind::op_or: {
       const auto a = classify_node(*nd.lhs, i0, i1, j0, j1, min_r2);
+      // OR: one side in lets the whole tile in; out only if both sides are out.
       if (a == tile_class::in) return a;
       const auto b = classify_node(*nd.rhs, i0, i1, j0, j1, min_r2);
       if (b == tile_class::in) return b;
@@ -100,12 +113,15 @@ std::shared_ptr<node> make_node(kind k) {
   return nd;
 }
 
+// Whether any leaf needs |q − k| (mask::needs_distance): the smoother then forms distances.
 bool has_radius(const node* nd) {
   if (!nd) return false;
   if (nd->k == kind::radius) return true;
   return has_radius(nd->lhs.get()) || has_radius(nd->rhs.get());
 }
 
+// Throws std::invalid_argument when a leaf cannot apply to n queries × m keys: padding lengths
+// (1 or n of them, each in 0..m) and a user matrix's shape. causal, window and radius fit any size.
 void validate_node(const node& nd, index n, index m) {
   switch (nd.k) {
     case kind::padding:
@@ -135,6 +151,7 @@ void validate_node(const node& nd, index n, index m) {
 }
 
 // The node as keys [j0, j1) see it (mask::key_range).
+// Returns a renumbered copy (key j of the chunk is key j0 + j); rows keep their numbers.
 std::shared_ptr<const node> shift_node(const node& nd, index j0, index j1) {
   auto out = std::make_shared<node>(nd);
   switch (nd.k) {
@@ -142,6 +159,7 @@ std::shared_ptr<const node> shift_node(const node& nd, index j0, index j1) {
       out->a = nd.a - j0;
       break;
     case kind::window:  // i − left ≤ j0 + j ≤ i + right
+      // window: a = left grows and b = right shrinks by j0, as j − i does.
       out->a = nd.a + j0;
       out->b = nd.b - j0;
       break;
@@ -170,6 +188,7 @@ std::shared_ptr<const node> shift_node(const node& nd, index j0, index j1) {
   return out;
 }
 
+// The text form parse() reads, except for per-row padding and user matrices (no text form).
 std::string describe_node(const node& nd) {
   switch (nd.k) {
     case kind::causal:
@@ -191,6 +210,7 @@ std::string describe_node(const node& nd) {
   return "?";
 }
 
+// The whole text must be one integer (from_chars: no sign '+', no spaces, no trailing text).
 index parse_index(std::string_view s, std::string_view what) {
   index v = 0;
   const auto* end = s.data() + s.size();
@@ -222,6 +242,7 @@ mask mask::causal(index offset) {
 
 namespace {
 // Fills len (n entries) with row i's prefix length when the node allows exactly keys [0, L_i).
+// Returns false for any leaf that is not a prefix (window, radius, user); len is then unusable.
 bool prefix_node(const node& nd, index n, index m, std::vector<index>& len) {
   switch (nd.k) {
     case kind::causal:
@@ -249,6 +270,7 @@ bool prefix_node(const node& nd, index n, index m, std::vector<index>& len) {
 
 bool mask::prefix_lengths(index n, index m, std::vector<index>& len) const {
   if (topk_k_ > 0) return false;
+  // No predicate: every row sees all m keys.
   len.assign(static_cast<std::size_t>(n), m);
   return !root_ || prefix_node(*root_, n, m, len);
 }
@@ -260,6 +282,7 @@ bool mask::is_causal_only(index& offset) const {
 }
 
 mask mask::window(index left, index right) {
+  // left + right < 0 allows no (i, j) at all; one negative side alone is a shifted band.
   if (left + right < 0)
     throw std::invalid_argument(fmt::format(
         "mask window: left = {} and right = {} leave an empty band (need left + right >= 0)", left,
@@ -282,6 +305,7 @@ mask mask::radius(double r) {
     throw std::invalid_argument(fmt::format("mask radius: r = {} must be finite and >= 0", r));
   auto nd = make_node(kind::radius);
   nd->r = r;
+  // Predicates compare squared distances (what the tiles compute); r is kept for describe().
   nd->r2 = r * r;
   return mask(std::shared_ptr<const node>(nd));
 }
@@ -301,6 +325,7 @@ mask mask::combine(const mask& a, const mask& b, bool is_and) {
   const kind op = is_and ? kind::op_and : kind::op_or;
   const auto& ra = a.root_;
   const auto& rb = b.root_;
+  // Top-k ranks the keys the predicates allow, so it cannot sit inside & or |.
   if (a.topk_k() > 0 || b.topk_k() > 0)
     throw std::invalid_argument(
         "mask: top-k is a final stage; combine predicates first, then topk");
@@ -315,6 +340,7 @@ mask mask::combine(const mask& a, const mask& b, bool is_and) {
 mask operator&(const mask& a, const mask& b) { return mask::combine(a, b, true); }
 mask operator|(const mask& a, const mask& b) { return mask::combine(a, b, false); }
 
+// A copy sharing the same predicate tree; only the final stage is set (a second call replaces it).
 mask mask::topk(index k, topk_rank by) const {
   if (k < 1) throw std::invalid_argument(fmt::format("mask topk: k = {} must be >= 1", k));
   mask out = *this;
@@ -325,6 +351,7 @@ mask mask::topk(index k, topk_rank by) const {
 
 bool mask::allows(index i, index j, double r2) const { return !root_ || eval(*root_, i, j, r2); }
 
+// Rows [i0, i1) × keys [j0, j1), both non-empty (classify_node's conditions).
 tile_class mask::classify(index i0, index i1, index j0, index j1, double min_r2) const {
   if (!root_) return tile_class::in;
   return classify_node(*root_, i0, i1, j0, j1, min_r2);
@@ -340,6 +367,7 @@ mask mask::key_range(index j0, index j1) const {
         "chunks or shards");
   if (j0 < 0 || j1 < j0)
     throw std::invalid_argument(fmt::format("mask key_range: [{}, {}) is not a range", j0, j1));
+  // No predicate: every chunk sees all its keys.
   if (!root_) return *this;
   return mask(shift_node(*root_, j0, j1));
 }
@@ -351,11 +379,14 @@ void mask::validate(index n, index m) const {
 std::string mask::describe() const {
   std::string s = root_ ? describe_node(*root_) : "";
   if (topk_k_ > 0)
+    // Top-k is written last and after '&', the only place parse() accepts it.
     s += fmt::format("{}{}:{}", root_ ? "&" : "", topk_by_ == topk_rank::weight ? "topk" : "knn",
                      topk_k_);
   return s.empty() ? "none" : s;
 }
 
+// Left to right without precedence: "a|b&c" is (a | b) & c. Each term is folded into acc as it is
+// read; a top-k/knn term only records k and must be the last term, after '&'.
 mask mask::parse(std::string_view text) {
   if (text.empty()) throw std::invalid_argument("mask: empty mask text (use 'none')");
   mask acc;
@@ -397,6 +428,7 @@ mask mask::parse(std::string_view text) {
       term = mask::radius(parse_double(arg, "radius"));
     } else if (name == "topk" || name == "knn") {
       need_arg();
+      // k and by are applied after the loop, on the combined predicates.
       if (op != '&' || next != std::string_view::npos)
         throw std::invalid_argument("mask: topk/knn must come last, joined with '&'");
       k = parse_index(arg, name);

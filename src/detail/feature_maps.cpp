@@ -19,6 +19,8 @@
 namespace kf::detail {
 namespace {
 
+// One splitmix64 step on the counter z: a bijective mix of 64 bits, cheap and portable, so a
+// random number is a function of its index instead of a generator's state.
 std::uint64_t splitmix64(std::uint64_t z) {
   z += 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -29,10 +31,12 @@ std::uint64_t splitmix64(std::uint64_t z) {
 // The i-th standard normal of stream `stream` under `seed`: Box–Muller on two counter-based
 // uniforms in (0, 1]. A pure function of its arguments (the same in every process).
 double normal_at(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
+  // Streams 1 (rff), 2 (favor's blocks) and 3 (favor's χ norms) get unrelated keys under one seed.
   const std::uint64_t key = splitmix64(seed ^ splitmix64(stream + 0x632be59bd9b4e019ULL));
   auto uniform = [&](std::uint64_t c) {
     return (double(splitmix64(key + c) >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
   };
+  // u1 > 0, so log(u1) is finite; the sine half of the Box–Muller pair is not used.
   const double u1 = uniform(2 * i), u2 = uniform(2 * i + 1);
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
@@ -56,6 +60,8 @@ std::vector<double> orthogonal_rows(std::uint64_t seed, index rows, index d) {
       block[static_cast<std::size_t>(t)] = normal_at(seed, 2, off + static_cast<std::uint64_t>(t));
     for (index a = 0; a < d; ++a) {
       double* ra = block.data() + a * d;
+      // Modified Gram–Schmidt against the rows already orthonormal; the second pass removes what
+      // rounding left of those components.
       for (int pass = 0; pass < 2; ++pass)
         for (index b = 0; b < a; ++b) {
           const double* rb = block.data() + b * d;
@@ -68,6 +74,7 @@ std::vector<double> orthogonal_rows(std::uint64_t seed, index rows, index d) {
       nrm = std::sqrt(nrm);
       for (index c = 0; c < d; ++c) ra[c] /= nrm;
     }
+    // The last block may be cut short: only its first rows − b0 rows are used.
     for (index a = 0; a < std::min(d, rows - b0); ++a) {
       const index row = b0 + a;
       double chi = 0;
@@ -85,6 +92,9 @@ std::vector<double> orthogonal_rows(std::uint64_t seed, index rows, index d) {
 
 }  // namespace
 
+// Drawing is O(r·d²) for favor (Gram–Schmidt), so repeated calls reuse the one draw. The draw runs
+// outside the lock; if two threads draw the same key at once, emplace keeps the first and both get
+// that one (the draws are identical anyway).
 std::shared_ptr<const feature_map> feature_map_draw(feature_kind kind, index d, index r,
                                                     std::uint64_t seed) {
   using key_t = std::tuple<int, index, index, std::uint64_t>;
@@ -111,6 +121,8 @@ std::shared_ptr<const feature_map> feature_map_draw(feature_kind kind, index d, 
   return cache.emplace(key, std::move(fm)).first->second;
 }
 
+// Throws std::invalid_argument for a kernel that is not elu1, rff or favor. elu1 draws nothing
+// (rows = 0) but still shares a cached map for its d and r.
 feature_kernel feature_kernel_of(const any_kernel& k, index d) {
   feature_kernel fk;
   fk.d = d;
@@ -139,6 +151,8 @@ feature_kernel feature_kernel_of(const any_kernel& k, index d) {
 
 // ---- one row in double ----
 
+// x (d), phi (r). Unstabilized: favor's exp(u) can overflow where feature_block's shifted form
+// does not. The same formulas as feature_block, written out plainly in double.
 void feature_row(const feature_kernel& fk, const double* x, double* phi) {
   const index d = fk.d, r = fk.r;
   const std::vector<double>& w = fk.map->w;
@@ -155,6 +169,7 @@ void feature_row(const feature_kernel& fk, const double* x, double* phi) {
     for (index c = 0; c < d; ++c) p += w[static_cast<std::size_t>(l * d + c)] * x[c];
     p *= fk.scale;
     if (fk.kind == feature_kind::rff) {
+      // Features [0, rows) are the cosines, [rows, r) the sines (r = 2·rows).
       const double a = std::sqrt(2.0 / double(r));
       phi[l] = a * std::cos(p);
       phi[rows + l] = a * std::sin(p);
@@ -164,6 +179,8 @@ void feature_row(const feature_kernel& fk, const double* x, double* phi) {
   }
 }
 
+// x (d), g (r), dx (d) accumulated. Recomputes φ(x) rather than taking it, since each derivative
+// below is written in terms of φ.
 void feature_row_vjp(const feature_kernel& fk, const double* x, const double* g, double* dx) {
   const index d = fk.d, r = fk.r;
   const std::vector<double>& w = fk.map->w;
@@ -192,6 +209,7 @@ void feature_row_vjp(const feature_kernel& fk, const double* x, const double* g,
 
 // ---- blocks of rows in T ----
 
+// scale · W (rows, d) in T, formed once per route: φ is then one GEMM of x against it.
 template <class T>
 feature_weights<T> feature_weights_of(const feature_kernel& fk) {
   feature_weights<T> fw;
@@ -212,6 +230,7 @@ double half_sqnorm(const feature_kernel& fk, const T* x) {
 
 }  // namespace
 
+// x (b, d), phi (b, r) with r ≥ rows columns, ls (b) or null.
 template <class T>
 void feature_block(const feature_kernel& fk, const feature_weights<T>& fw, const_matrix_view<T> x,
                    matrix_view<T> phi, double* ls, const double* shift) {
@@ -247,6 +266,7 @@ void feature_block(const feature_kernel& fk, const feature_weights<T>& fw, const
     const double h = half_sqnorm(fk, x.row(i));
     double c;  // the exponent taken out: φ = exp(u − c), u = P − h
     if (shift == nullptr) {
+      // h is the same for every feature of the row, so the largest u is the largest P minus h.
       const T pmax = *std::max_element(pi, pi + r);
       exp_shift_sum(pi, r, pmax);
       c = double(pmax) - h;
@@ -258,6 +278,8 @@ void feature_block(const feature_kernel& fk, const feature_weights<T>& fw, const
   }
 }
 
+// x (b, d), phi (b, r), g (b, r) overwritten with dP (first rows columns), dx (b, d) accumulated.
+// The stabilizer c is held constant (feature_maps.hpp): it cancels in out.
 template <class T>
 void feature_block_vjp(const feature_kernel& fk, const feature_weights<T>& fw,
                        const_matrix_view<T> x, cview<T> phi, matrix_view<T> g, matrix_view<T> dx) {
@@ -265,6 +287,7 @@ void feature_block_vjp(const feature_kernel& fk, const feature_weights<T>& fw,
   if (b == 0) return;
   if (fk.kind == feature_kind::elu1) {
     for (index i = 0; i < b; ++i)
+      // elu'(x) + 0 = e^x = φ for x ≤ 0: no second exp.
       for (index c = 0; c < d; ++c) dx(i, c) += g(i, c) * (x(i, c) > T(0) ? T(1) : phi(i, c));
     return;
   }
@@ -292,6 +315,7 @@ void feature_block_vjp(const feature_kernel& fk, const feature_weights<T>& fw,
   }
 }
 
+// scratch (bs, r): the GEMM tile, bs rows of x at a time, so x of any length needs no more.
 template <class T>
 double feature_max_exponent(const feature_kernel& fk, const feature_weights<T>& fw,
                             const_matrix_view<T> x, matrix<T>& scratch) {

@@ -23,9 +23,13 @@ comm_stats g_stats;
 
 // The state records' layout for the merge operator (set around each reduction: MPI calls the
 // operator from inside MPI_Reduce, on this thread).
+// Globals because MPI_User_function takes no user data; safe because only the main thread calls
+// MPI (MPI_THREAD_FUNNELED).
 index g_record_dv = 0;
 bool g_record_sq = false;
 
+// Throws std::runtime_error naming the call. (MPI's default handler on MPI_COMM_WORLD aborts
+// first; the check covers handlers that return.)
 void check(int rc, const char* what) {
   if (rc != MPI_SUCCESS) throw std::runtime_error(fmt::format("MPI: {} failed ({})", what, rc));
 }
@@ -49,6 +53,7 @@ class timed {
 };
 
 // MPI's user-operator signature: inout ← in ∘ inout, `in` from the lower ranks.
+// len counts records (reduce_state's contiguous type), each 1 + dv (+ dv) doubles.
 void merge_op(void* in, void* inout, int* len, MPI_Datatype*) {
   // in holds the lower ranks' records: merge so that they come first, as a chain in rank order.
   std::vector<double> tmp(
@@ -59,6 +64,8 @@ void merge_op(void* in, void* inout, int* len, MPI_Datatype*) {
   std::copy(tmp.begin(), tmp.end(), static_cast<double*>(inout));
 }
 
+// Same order discipline for sums: floating-point addition is not associative, so a fixed order is
+// what makes every rank's (and every run's) sum bit-identical.
 template <class T>
 void sum_op(void* in, void* inout, int* len, MPI_Datatype*) {
   // (lower ranks) + (this part), in that order.
@@ -67,6 +74,7 @@ void sum_op(void* in, void* inout, int* len, MPI_Datatype*) {
   for (int i = 0; i < *len; ++i) b[i] = a[i] + b[i];
 }
 
+// commute = 0: non-commutative, hence applied in rank order (see the top of the file).
 MPI_Op make_op(MPI_User_function* fn) {
   MPI_Op op;
   check(MPI_Op_create(fn, 0, &op), "MPI_Op_create");
@@ -76,9 +84,11 @@ MPI_Op make_op(MPI_User_function* fn) {
 template <class T>
 void allreduce_ordered(std::span<T> x) {
   if (g_size == 1 || x.empty()) return;
+  // Created on first use (after MPI_Init) and kept for the life of the process.
   static const MPI_Op op = make_op(&sum_op<T>);
   const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
   const timed t(double(x.size_bytes()));
+  // MPI counts are int: buffers go in chunks of 2^24 elements, far below INT_MAX.
   constexpr std::size_t chunk = std::size_t(1) << 24;
   for (std::size_t p = 0; p < x.size(); p += chunk) {
     const auto c = static_cast<int>(std::min(chunk, x.size() - p));
@@ -86,6 +96,7 @@ void allreduce_ordered(std::span<T> x) {
   }
 }
 
+// For MPI's built-in min and max, which are exact: no order to fix.
 double allreduce_scalar(double x, MPI_Op op) {
   if (g_size == 1) return x;
   const timed t(sizeof(double));
@@ -121,6 +132,9 @@ void abort(int code) {
   std::exit(code);
 }
 
+// Every rank packs its rows as merge_records' layout [lse, out…, out_sq…] in double and rank 0
+// receives the rank-ordered merge; rows go in blocks so the buffers stay bounded for any n.
+// Collective: all ranks must call it with the same n, dv and with_sq.
 template <class T>
 void reduce_state(smooth_state<T>& s) {
   if (g_size == 1) return;
@@ -138,6 +152,7 @@ void reduce_state(smooth_state<T>& s) {
   std::vector<double> mine, merged;
   index total_keys = 0;
   {
+    // Key counts are integers summed in double: exact below 2^53.
     double k = double(s.keys), sum = 0;
     const timed t(sizeof(double));
     check(MPI_Reduce(&k, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD), "MPI_Reduce");
@@ -154,6 +169,7 @@ void reduce_state(smooth_state<T>& s) {
         if (sq) rec[1 + dv + c] = double(s.out_sq(r0 + i, c));
       }
     }
+    // Only the root needs a receive buffer (MPI ignores recvbuf on the other ranks).
     if (g_rank == 0) merged.assign(mine.size(), 0.0);
     const timed t(double(mine.size() * sizeof(double)));
     check(MPI_Reduce(mine.data(), g_rank == 0 ? merged.data() : nullptr, static_cast<int>(rows),
@@ -177,6 +193,7 @@ template void reduce_state<double>(smooth_state<double>&);
 
 void allreduce_sum(std::span<float> x) { allreduce_ordered(x); }
 void allreduce_sum(std::span<double> x) { allreduce_ordered(x); }
+// The scalar sum goes through the ordered operator too, so it matches the span version's order.
 double allreduce_sum(double x) {
   double v[1] = {x};
   allreduce_ordered(std::span<double>(v));
@@ -185,6 +202,7 @@ double allreduce_sum(double x) {
 double allreduce_min(double x) { return allreduce_scalar(x, MPI_MIN); }
 double allreduce_max(double x) { return allreduce_scalar(x, MPI_MAX); }
 
+// Built-in MPI_MAX: exact, chunked as the sums are.
 void allreduce_max(std::span<double> x) {
   if (g_size == 1 || x.empty()) return;
   const timed t(double(x.size_bytes()));

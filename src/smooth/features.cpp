@@ -11,6 +11,8 @@
 
 namespace kf::detail::features {
 
+// One work<T> per thread and T, rebuilt only when (d, r, sw) change, so repeated calls of the
+// same sizes (attention's heads, step after step) allocate nothing.
 template <class T>
 work<T>& thread_work(index d, index r, index sw) {
   static thread_local std::unique_ptr<work<T>> w;
@@ -21,6 +23,8 @@ work<T>& thread_work(index d, index r, index sw) {
 template work<float>& thread_work<float>(index, index, index);
 template work<double>& thread_work<double>(index, index, index);
 
+// The route depends on the mask's prefix lengths, n and m only (never on the thread count), so
+// the chunk and segment cuts and hence the summation order are the same on any machine.
 template <class T>
 route<T> make_route(const resolved_kernel& rk, const_matrix_view<T> q, const_matrix_view<T> k,
                     const_matrix_view<T> v, const mask& msk, const smooth_options& opt) {
@@ -45,12 +49,14 @@ route<T> make_route(const resolved_kernel& rk, const_matrix_view<T> q, const_mat
     std::stable_sort(rt.order.begin(), rt.order.end(), [&](index a, index b) {
       return rt.len[static_cast<std::size_t>(a)] < rt.len[static_cast<std::size_t>(b)];
     });
+  // Rows are in L order, so a chunk's first and last rows carry its smallest and largest L.
   const index nc = (rt.n + kChunk - 1) / kChunk;
   for (index c = 0; c < nc; ++c) {
     rt.lo.push_back(rt.length(c * kChunk));
     rt.hi.push_back(rt.length(c * kChunk + rt.chunk_rows(c) - 1));
   }
   const index ns = std::min(nc, kMaxSegments);
+  // ns + 1 boundaries splitting the nc chunks as evenly as integers allow.
   for (index s = 0; s <= ns; ++s) rt.seg.push_back(ns == 0 ? 0 : s * nc / ns);
   // favor: one exponent shift for every key that any row sees (their largest exponent), so the
   // keys' features are ≤ 1 and their sums cannot overflow.
@@ -65,11 +71,15 @@ route<T> make_route(const resolved_kernel& rk, const_matrix_view<T> q, const_mat
           feature_max_exponent(rt.fk, rt.fw, rt.k.block(a, 0, b - a, rt.d), scratch);
     });
     rt.key_shift = *std::max_element(mx.begin(), mx.end());
+    // φ_true(k) = e^{key_ls} φ(k): the shift and favor's 1/√r, taken out once for every key.
     rt.key_ls = rt.key_shift - 0.5 * std::log(double(rt.r));
   }
   return rt;
 }
 
+// Returns ns states (r, sw), starts[s] = S(lo of segment s's first chunk). The keys below each
+// start are cut into pieces (key_pieces: sizes from m only), summed in parallel, and the pieces
+// are then added in key order as a prefix over segments — deterministic for any thread count.
 template <class T>
 std::vector<matrix<T>> segment_starts(const route<T>& rt) {
   const index ns = rt.segments();
@@ -87,7 +97,7 @@ std::vector<matrix<T>> segment_starts(const route<T>& rt) {
   std::vector<matrix<T>> sums(pieces.size());
   run_tasks(rt.threads, static_cast<index>(pieces.size()), [&](index t) {
     const auto tu = static_cast<std::size_t>(t);
-    sums[tu] = matrix<T>(rt.r, rt.sw);
+    sums[tu] = matrix<T>(rt.r, rt.sw);  // (r, dv + 1), zeroed
     state_add_keys(rt, sums[tu].view(), pieces[tu].first, pieces[tu].second,
                    thread_work<T>(rt.d, rt.r, rt.sw));
   });
@@ -109,6 +119,7 @@ namespace {
 template <class T>
 std::vector<matrix<T>> sq_states(const route<T>& rt) {
   std::vector<matrix<T>> msq(static_cast<std::size_t>(rt.dv), matrix<T>(rt.r, rt.r));
+  // A uniform mask (checked by forward): every row sees the keys [0, lo_0).
   const index keys = rt.lo.empty() ? 0 : rt.lo.front();
   work<T>& w = thread_work<T>(rt.d, rt.r, rt.sw);
   matrix<T> y(kKeyBlock, rt.r);
@@ -117,6 +128,7 @@ std::vector<matrix<T>> sq_states(const route<T>& rt) {
     const auto phik = key_features(rt, j, b, w);
     for (index c = 0; c < rt.dv; ++c) {
       for (index a = 0; a < b; ++a)
+        // y = diag(v_·c) φ(k), (b, r): then M_c += yᵀ φ(k) by one GEMM.
         for (index l = 0; l < rt.r; ++l) y(a, l) = phik(a, l) * rt.v(j + a, c);
       gemm(true, false, rt.r, rt.r, b, T(1), y.data(), rt.r, phik.data, phik.ld, T(1),
            msq[static_cast<std::size_t>(c)].data(), rt.r);
@@ -154,7 +166,9 @@ index forward_chunk(const route<T>& rt, index c, matrix_view<T> s, bool advance,
   const matrix_view<T> phiq = w.phiq.view().block(0, 0, b, r);
   feature_block(rt.fk, rt.fw, qc, phiq, w.ls.data(), nullptr);
   const matrix_view<T> nd = w.nd.view().block(0, 0, b, rt.sw);
+  // nd (b, dv + 1) = φ(q) (b, r) · S(lo_c) (r, dv + 1): the keys every row of the chunk sees.
   gemm(false, false, b, rt.sw, r, T(1), phiq.data, phiq.ld, s.data, s.ld, T(0), nd.data, nd.ld);
+  // Keys in [lo_c, hi_c) are seen by some rows of the chunk only: exact masked products.
   for (index j = rt.lo[cu]; j < rt.hi[cu]; j += kKeyBlock) {
     const index bk = std::min(kKeyBlock, rt.hi[cu] - j);
     const auto phik = key_features(rt, j, bk, w);
@@ -165,6 +179,7 @@ index forward_chunk(const route<T>& rt, index c, matrix_view<T> s, bool advance,
       for (index y = 0; y < bk; ++y) nd(x, dv) += a(x, y);
     if (advance) state_add(rt, s, phik, j);  // this chunk is done with the state
   }
+  // Keys between this chunk's largest L and the next chunk's smallest reach no row here.
   if (advance) state_add_keys(rt, s, rt.hi[cu], rt.lo[cu + 1], w);
   if (!msq.empty()) chunk_sq(rt, c, phiq, nd, msq, w, out_sq);
   index empty = 0;
@@ -189,6 +204,9 @@ index forward_chunk(const route<T>& rt, index c, matrix_view<T> s, bool advance,
 
 }  // namespace
 
+// Throws std::invalid_argument on bad inputs or shapes (as smooth_forward_sq), and for out_sq
+// unless the mask is uniform and dv·r² ≤ 2^26 (the M_c states are dv matrices of r × r);
+// std::overflow_error when a row's feature sum is not finite.
 template <class T>
 smooth_stats forward(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse,
                      const_matrix_view<T> q, const_matrix_view<T> k, const_matrix_view<T> v,
@@ -213,6 +231,7 @@ smooth_stats forward(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse
                   std::to_string(rt.dv) + " x " + std::to_string(rt.r) + "^2 is too many");
   const std::vector<matrix<T>> msq = want_sq ? sq_states(rt) : std::vector<matrix<T>>{};
   const auto starts = segment_starts(rt);
+  // Segments run in parallel, each walking its chunks in order from its own starting state.
   std::atomic<index> empty{0};
   run_tasks(rt.threads, rt.segments(), [&](index s) {
     work<T>& w = thread_work<T>(rt.d, rt.r, rt.sw);

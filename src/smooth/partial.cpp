@@ -16,6 +16,8 @@ struct row_merge {
   double lse, wa, wb;
 };
 
+// The two rows' lse values a and b; either may be −inf (an empty row: the identity of the merge).
+// The log-sum-exp is shifted by the larger one, so no exp overflows and the larger gets e^0 = 1.
 row_merge merge_row(double a, double b) {
   constexpr double ninf = -std::numeric_limits<double>::infinity();
   if (a == ninf && b == ninf) return {ninf, 0.0, 0.0};
@@ -28,6 +30,7 @@ row_merge merge_row(double a, double b) {
 
 }  // namespace
 
+// out (n, dv) of zeros, lse of −inf, out_sq (n, dv) only when asked for; keys = 0.
 template <class T>
 smooth_state<T> smooth_state_empty(index n, index dv, bool with_sq) {
   smooth_state<T> s;
@@ -37,6 +40,9 @@ smooth_state<T> smooth_state_empty(index n, index dv, bool with_sq) {
   return s;
 }
 
+// q (n, d) against one chunk of keys k (c, d) and values v (c, dv), c = k.rows; returns the
+// chunk's state. Throws std::invalid_argument on a chunk outside [0, m_total), on dropout, on
+// mismatched k and v, and whatever mask::validate and smooth_forward_sq throw.
 template <class T>
 smooth_state<T> smooth_partial(const_matrix_view<T> q, const_matrix_view<T> k,
                                const_matrix_view<T> v, index key_offset, index m_total,
@@ -58,12 +64,16 @@ smooth_state<T> smooth_partial(const_matrix_view<T> q, const_matrix_view<T> k,
   const mask chunk_mask = msk.key_range(key_offset, key_offset + k.rows);
   smooth_state<T> s = smooth_state_empty<T>(q.rows, v.cols, with_sq);
   s.keys = k.rows;
+  // The primitive needs at least one key (validate_inputs), and an empty chunk is the identity
+  // of merge anyway.
   if (k.rows == 0) return s;
   smooth_forward_sq<T>(s.out.view(), with_sq ? s.out_sq.view() : matrix_view<T>{}, s.lse, q, k, v,
                        kern, chunk_mask, opt);
   return s;
 }
 
+// Throws std::invalid_argument when the shapes differ; disjointness of the key sets is the
+// caller's promise (it cannot be checked from the states). Arithmetic in double, stored as T.
 template <class T>
 void merge(smooth_state<T>& into, const smooth_state<T>& other) {
   const index n = into.out.rows(), dv = into.out.cols();
@@ -73,6 +83,7 @@ void merge(smooth_state<T>& into, const smooth_state<T>& other) {
         fmt::format("merge: states of {} x {} and {} x {} rows/values (or one with out_sq and one "
                     "without) do not merge",
                     n, dv, other.out.rows(), other.out.cols()));
+  // out_sq carries p², so its weights are the squares of out's (e^{2(lse_x − lse)}).
   const bool sq = into.out_sq.rows() > 0;
   for (index i = 0; i < n; ++i) {
     const auto iu = static_cast<std::size_t>(i);
@@ -89,6 +100,7 @@ void merge(smooth_state<T>& into, const smooth_state<T>& other) {
   into.keys += other.keys;
 }
 
+// Counts rows with lse = −inf; a row with keys but total weight 0 counts too (its lse is −inf).
 template <class T>
 index smooth_state_empty_rows(const smooth_state<T>& s) {
   index e = 0;
@@ -96,6 +108,9 @@ index smooth_state_empty_rows(const smooth_state<T>& s) {
   return e;
 }
 
+// Record layout per row: [lse, out_0 … out_{dv−1}, out_sq_0 … out_sq_{dv−1}] (the last dv only
+// with_sq); rows are contiguous. The same arithmetic as merge(), without shape checks: the MPI
+// operator's caller has fixed the record width.
 void merge_records(double* inout, const double* in, index rows, index dv, bool with_sq) {
   const index width = 1 + dv * (with_sq ? 2 : 1);
   for (index i = 0; i < rows; ++i) {

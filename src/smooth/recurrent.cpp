@@ -22,6 +22,8 @@ struct smooth_recurrent<T>::impl {
   double ls = 0;  // the log-scale of the state: the true sums are e^{ls} · s
   mutable matrix<T> phi, nd;  // 1 × r: φ of the row at hand; 1 × (dv + 1): φ(q)ᵀ[S | z]
   mutable double ls_row = 0;  // the log-scale taken out of phi
+  // phi ← φ(x) for one row, stabilized by the row's own largest exponent (favor), its log-scale
+  // into ls_row: the same feature_block the batch route uses, so both give the same features.
   void features(std::span<const T> x) const {
     detail::feature_block(fk, fw, const_matrix_view<T>(x.data(), 1, d), phi.view(), &ls_row,
                           nullptr);
@@ -37,6 +39,8 @@ smooth_recurrent<T>& smooth_recurrent<T>::operator=(smooth_recurrent&&) noexcept
 template <class T>
 smooth_recurrent<T>::~smooth_recurrent() = default;
 
+// Resolves the kernel for width d (auto T, parameter checks) and takes W from feature_map_draw's
+// cache; the state starts at zero: s (r, dv + 1), phi (1, r), nd (1, dv + 1).
 template <class T>
 smooth_recurrent<T>::smooth_recurrent(const kernel_spec& kern, index d, index dv)
     : p_(std::make_unique<impl>()) {
@@ -58,6 +62,8 @@ smooth_recurrent<T>::smooth_recurrent(const kernel_spec& kern, index d, index dv
   p.nd = matrix<T>(1, dv + 1);
 }
 
+// O(r·(d + dv)) per key. Throws std::logic_error on a default-constructed object and
+// std::invalid_argument on wrong sizes; the state is unchanged when it throws.
 template <class T>
 void smooth_recurrent<T>::append(std::span<const T> k, std::span<const T> v) {
   if (!p_)
@@ -73,10 +79,12 @@ void smooth_recurrent<T>::append(std::span<const T> k, std::span<const T> v) {
   if (p.count == 0) {
     p.ls = p.ls_row;
   } else if (p.ls_row > p.ls) {
+    // The new key is the largest so far: the state shrinks (factor ≤ 1), so nothing can overflow.
     const T down = static_cast<T>(std::exp(p.ls - p.ls_row));
     for (T& x : p.s.values()) x *= down;
     p.ls = p.ls_row;
   } else {
+    // Otherwise the new key's features are scaled down into the state's scale (f ≤ 1).
     f = static_cast<T>(std::exp(p.ls_row - p.ls));
   }
   const index sw = p.dv + 1;
@@ -89,6 +97,8 @@ void smooth_recurrent<T>::append(std::span<const T> k, std::span<const T> v) {
   ++p.count;
 }
 
+// O(r·(d + dv)) per query; const (only the mutable row buffers change), so one state serves
+// many queries. Throws as append does, and std::overflow_error on a non-finite feature sum.
 template <class T>
 T smooth_recurrent<T>::query(std::span<T> out, std::span<const T> q) const {
   if (!p_)
@@ -116,6 +126,7 @@ T smooth_recurrent<T>::query(std::span<T> out, std::span<const T> q) const {
         "of φ)");
   if (!(dsum > T(0))) return -std::numeric_limits<T>::infinity();
   for (index c = 0; c < p.dv; ++c) out[static_cast<std::size_t>(c)] = nd[c] / dsum;
+  // True sum = e^{ls_row + ls} · dsum: both scales go back into lse; they cancel in out.
   return static_cast<T>(std::log(double(dsum)) + p.ls_row + p.ls);
 }
 

@@ -10,6 +10,8 @@ namespace kf {
 
 using detail::tiles::plan;
 
+// The names stats and logs print; "unknown" is unreachable for a valid enum value but keeps
+// the function total.
 std::string_view smooth_route_name(smooth_route r) {
   switch (r) {
     case smooth_route::reference:
@@ -40,6 +42,8 @@ smooth_stats forward_tiles(const plan<T>& pl, matrix_view<T> out, matrix_view<T>
   return tiles::forward_gemm(pl, r, out, out_sq, lse);
 }
 
+// The backward counterpart: gradients accumulate into g; returns the route that ran. Register
+// tiles exist in float only, hence the if constexpr around them.
 template <class T>
 smooth_route backward_tiles(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> dout,
                             const_matrix_view<T> out, std::span<const T> lse) {
@@ -59,6 +63,10 @@ smooth_route backward_tiles(const plan<T>& pl, smooth_grads<T>& g, const_matrix_
 
 }  // namespace
 
+// out (n, dv), out_sq (n, dv) or empty, lse (n) or empty, from q (n, d), k (m, d), v (m, dv).
+// Throws std::invalid_argument (bad inputs, mask or shapes; a bandwidth too small for the
+// distances) and std::overflow_error (a log-weight overflowing to +inf). The plan validates the
+// inputs before the output shapes are checked here; the route then writes every row.
 template <class T>
 smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse,
                                const_matrix_view<T> q, const_matrix_view<T> k,
@@ -71,6 +79,7 @@ smooth_stats smooth_forward_sq(matrix_view<T> out, matrix_view<T> out_sq, std::s
   kernel_spec kern2 = kern;
   smooth_options opt = options;
   const bool rescaled = detail::rescale_extreme<T>(kern2, opt, q, k);
+  // true: v is checked too (m rows; finite when opt.check_finite).
   const plan<T> pl(q, k, v, true, rescaled ? kern2 : kern, msk, opt);
   detail::check_shape(out.rows == q.rows && out.cols == v.cols,
                       "out is " + std::to_string(out.rows) + " x " + std::to_string(out.cols) +
@@ -98,9 +107,13 @@ template <class T>
 smooth_stats smooth_forward(matrix_view<T> out, std::span<T> lse, const_matrix_view<T> q,
                             const_matrix_view<T> k, const_matrix_view<T> v, const kernel_spec& kern,
                             const mask& msk, const smooth_options& opt) {
+  // The plain forward is the _sq entry with no out_sq: one code path for both.
   return smooth_forward_sq<T>(out, matrix_view<T>{}, lse, q, k, v, kern, msk, opt);
 }
 
+// dout (n, dv); out (n, dv) and lse (n) as smooth_forward returned them for the same inputs and
+// options. dq (n, d), dk (m, d), dv (m, dv) accumulate (+=); empty views are skipped. The
+// returned stats carry the route; empty_rows stays 0 (the forward counted them).
 template <class T>
 smooth_stats smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout,
                              const_matrix_view<T> out, std::span<const T> lse,
@@ -121,6 +134,8 @@ smooth_stats smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout,
   detail::check_shape(grads.dv.empty() || (grads.dv.rows == v.rows && grads.dv.cols == v.cols),
                       "dv must be m x dv");
   // Gradients w.r.t. the scaled inputs go to temporaries when per-dimension bandwidths apply.
+  // The chain rule needs dq' and dk' alone (dh_c sums their products with q', k'), so they cannot
+  // accumulate into the caller's dq, dk directly: fresh zeroed (n, d) and (m, d) buffers.
   matrix<T> dqs, dks;
   smooth_grads<T> g;
   g.dv = grads.dv;
@@ -135,6 +150,7 @@ smooth_stats smooth_backward(smooth_grads<T>& grads, const_matrix_view<T> dout,
     g.dk = grads.dk;
   }
   const smooth_route route = backward_tiles(pl, g, dout, out, lse);
+  // g started at zero, so adding keeps the caller's accumulation contract for dparam too.
   grads.dparam[0] += g.dparam[0];
   grads.dparam[1] += g.dparam[1];
   if (pl.in.scaled) detail::unscale_grads(grads, dqs, dks, pl.in, opt);

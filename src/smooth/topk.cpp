@@ -20,6 +20,8 @@ struct candidate {
   index j;
 };
 
+// Returns, per query row, its selected keys (at most k, ascending): the keys that pass the other
+// predicates and rank best. Both passes call it, so forward and backward see the same selection.
 template <class T>
 std::vector<std::vector<index>> select_topk(const plan<T>& pl) {
   const index k = pl.msk->topk_k();
@@ -40,6 +42,8 @@ std::vector<std::vector<index>> select_topk(const plan<T>& pl) {
       if (!tile_active(pl, sc, i0, bq, kb, partial)) continue;
       const index j0 = kb * kBk, bk = std::min(kBk, pl.m - j0);
       weight_tile(pl, sc, i0, bq, j0, bk, partial);
+      // Without a separate distance engine the kernel itself is one sqdist factor on all columns,
+      // and the tile's arguments s[0] are the squared distances already (plan's constructor).
       const T* r2 = sc.s[0].data();
       if (pl.dist) {
         pl.dist->tile(sc.r2.data(), i0, bq, j0, bk);
@@ -48,6 +52,7 @@ std::vector<std::vector<index>> select_topk(const plan<T>& pl) {
       for (index a = 0; a < bq; ++a) {
         auto& h = heaps[static_cast<std::size_t>(a)];
         for (index b = 0; b < bk; ++b) {
+          // The heap stays ≤ k: O(m log k) per row, and nothing of size m is kept per row.
           if (partial && !sc.allowed[a * kBk + b]) continue;
           const candidate c{double(sc.w[a * kBk + b]), double(r2[a * kBk + b]), j0 + b};
           if (static_cast<index>(h.size()) < k) {
@@ -72,6 +77,8 @@ std::vector<std::vector<index>> select_topk(const plan<T>& pl) {
 
 }  // namespace
 
+// out (n, dv), out_sq (n, dv) or empty, lse (n) or empty, as smooth_forward_sq; sums in double
+// over the ≤ k selected keys per row. No dropout term: validate_inputs refuses it with top-k.
 template <class T>
 smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, matrix_view<T> out_sq,
                           std::span<T> lse) {
@@ -98,6 +105,8 @@ smooth_stats forward_topk(const plan<T>& pl, matrix_view<T> out, matrix_view<T> 
   return {empty.load(), smooth_route::topk};
 }
 
+// Gradients through the selected pairs only (the selection is piecewise constant in q and k).
+// Serial over rows: every row adds into the one dk buffer (m, d), kept in double.
 template <class T>
 void backward_topk(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> dout) {
   const auto sel = select_topk(pl);
@@ -108,6 +117,8 @@ void backward_topk(const plan<T>& pl, smooth_grads<T>& g, const_matrix_view<T> d
     row_backward(r, i, dout, pl.v, pl.in.q, pl.in.k, pl.rk, dq.data() + i * pl.d, dk, g.dv,
                  g.dparam);
   }
+  // No chaining through per-dimension bandwidths here: smooth_backward already pointed g.dq, g.dk
+  // at buffers for the scaled inputs and chains them itself.
   add_grads(g, dq, dk, pl.in, smooth_options{}, false);
 }
 
