@@ -301,10 +301,10 @@ bool kernel_redraws(const kernel_spec& k) {
 kernel_spec kernel_with_draw(const kernel_spec& k, std::uint64_t draw) {
   kernel_spec out = k;
   const auto set = [draw](auto& f) {
-    // The step's seed: splitmix64 of (seed, draw), so two draws of one run never coincide.
-    // draw | 1 maps draws 2k and 2k + 1 to one seed; attention passes odd draws (rng() | 1).
+    // The step's seed: splitmix64 of seed + golden-ratio · draw, a bijection of draw for a
+    // given seed, so distinct draws give distinct features.
     if (draw != 0) {
-      std::uint64_t z = f.seed + 0x9e3779b97f4a7c15ULL * (draw | 1);
+      std::uint64_t z = f.seed + 0x9e3779b97f4a7c15ULL * draw;
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
       z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
       f.seed = z ^ (z >> 31);
