@@ -21,6 +21,7 @@ matrix<double> column(const std::vector<double>& v) {  // (n, 1)
   return m;
 }
 
+// A matrix's values, row-major, as a vector (an (n, 1) result as a curve).
 std::vector<double> values_of(const matrix<double>& m) {
   return std::vector<double>(m.values().begin(), m.values().end());
 }
@@ -56,7 +57,7 @@ void seed000_linear(seed000_result& r) {
   r.y_linear.resize(r.x.size());
   r.truth_linear.resize(r.grid.size());
   for (std::size_t i = 0; i < r.x.size(); ++i)
-    r.y_linear[i] = 0.3 * r.x[i] + 1 + (r.y[i] - std::sin(r.x[i]));
+    r.y_linear[i] = 0.3 * r.x[i] + 1 + (r.y[i] - std::sin(r.x[i]));  // y − sin x: the noise
   for (std::size_t i = 0; i < r.grid.size(); ++i) r.truth_linear[i] = 0.3 * r.grid[i] + 1;
   r.nw_linear = nw_gaussian(r.x, r.y_linear, r.grid, h);
   regression_spec ll;
@@ -83,6 +84,8 @@ matrix<double> layer_norm_of(const matrix<double>& x, double eps) {
 }
 
 // max |exp_dot attention − Gaussian smoothing with h = d^¼| over the outputs, q = k = LN(x).
+// Why they agree: with |q|² = |k|² = d, −|q − k|²/(2√d) = q·k/√d − √d, a shift that is the same
+// for every key and cancels in the normalization; exp_dot's default temperature is √d.
 double rbf_gap(const matrix<double>& q, const matrix<double>& v) {
   const double h = std::pow(double(q.cols()), 0.25);
   matrix<double> a(q.rows(), v.cols()), b(q.rows(), v.cols());
@@ -104,6 +107,7 @@ std::vector<double> linspace(double a, double b, index n) {
   return v;
 }
 
+// b must be at least as long as the range used; an empty range divides by zero (NaN).
 double mse(const std::vector<double>& a, const std::vector<double>& b, std::size_t from,
            std::size_t to) {
   to = std::min(to, a.size());
@@ -236,8 +240,8 @@ seed004_result seed004() {
                          mask::none());
   smooth_weights<double>(w2.view(), {}, Q.cview(), X.cview(), kernel_gaussian{r.average_h},
                          mask::none());
-  r.lookup_weight = w1(0, r.kKey);
-  r.average_weight = w2(0, 0);
+  r.lookup_weight = w1(0, r.kKey);  // ≈ 1: the query is that key
+  r.average_weight = w2(0, 0);      // ≈ 1/40 for every key at h = 1e3; key 0 stands for all
   for (double v : r.keys.y) r.mean += v / double(r.keys.y.size());
   return r;
 }
@@ -271,6 +275,7 @@ seed002_result seed002() {
   return r;
 }
 
+// One case per d, seeded by d: x (64, d) ~ N(1.5, 3²), values v (64, 8) ~ N(0, 3²).
 layer_norm_case seed003_case(index d) {
   constexpr index n = 64, dv = 8;
   std::mt19937_64 rng(static_cast<std::uint64_t>(d));

@@ -21,8 +21,10 @@ namespace kf {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
-constexpr index kHeatRows = 60, kHeatCols = 120;
+constexpr index kHeatRows = 60, kHeatCols = 120;  // heatmap size limits (explorer_result)
 
+// The noise-free function f(x) of a data set named in explorer_functions(); anything not listed
+// is the step (names are validated before this is called).
 double truth_of(const std::string& f, double x) {
   if (f == "seed001" || f == "seed001_numpy") return 2 * std::sin(x);
   if (f == "sin") return std::sin(2 * kPi * x);
@@ -31,6 +33,7 @@ double truth_of(const std::string& f, double x) {
   return x >= 0.5 ? 1.0 : 0.0;  // step
 }
 
+// The listed data set of that name, or nullptr.
 const explorer_function_info* find_function(const std::string& name) {
   static const auto fs = explorer_functions();
   for (const auto& f : fs)
@@ -49,7 +52,7 @@ const explorer_kernel_info* find_kernel(const std::vector<explorer_kernel_info>&
 std::map<std::string, double> format_params(const kernel_spec& ks) {
   std::map<std::string, double> out;
   const std::string s = kernel_format(ks);
-  std::size_t p = s.find(':');
+  std::size_t p = s.find(':');  // p: the ':' or ',' before the next "key=value"
   while (p != std::string::npos) {
     const std::size_t eq = s.find('=', p + 1), next = s.find(',', p + 1);
     out[s.substr(p + 1, eq - p - 1)] = std::stod(s.substr(eq + 1, next - eq - 1));
@@ -58,7 +61,10 @@ std::map<std::string, double> format_params(const kernel_spec& ks) {
   return out;
 }
 
-// Parses `text` as one kernel listed in `ks` and checks its extra parameters' ranges.
+// Parses `text` as one kernel listed in `ks` and checks its extra parameters' ranges (a parameter
+// the text leaves out is checked at its default). Every error is a std::invalid_argument that
+// starts with `what`, the request field's name.
+// Products ("a*b") are refused: the explorer's controls describe one kernel.
 kernel_spec parse_listed(const std::string& text, const std::vector<explorer_kernel_info>& ks,
                          const char* what, const char* kind) {
   kernel_spec spec;
@@ -70,7 +76,7 @@ kernel_spec parse_listed(const std::string& text, const std::vector<explorer_ker
   const explorer_kernel_info* info =
       spec.is_product() ? nullptr : find_kernel(ks, kernel_name(spec.first));
   if (!info) throw std::invalid_argument(fmt::format("{}: '{}' is not {}", what, text, kind));
-  const auto values = format_params(spec);
+  const auto values = format_params(spec);  // read back from the canonical text: parsed values
   for (const auto& p : info->params) {
     const auto it = values.find(p.key);
     const double v = it == values.end() ? p.value : it->second;
@@ -81,6 +87,7 @@ kernel_spec parse_listed(const std::string& text, const std::vector<explorer_ker
   return spec;
 }
 
+// A vector as an (n, 1) matrix: 1-D points or values in the primitive's layout.
 matrix<double> column(const std::vector<double>& v) {
   matrix<double> m(static_cast<index>(v.size()), 1);
   std::copy(v.begin(), v.end(), m.data());
@@ -88,6 +95,9 @@ matrix<double> column(const std::vector<double>& v) {
 }
 
 // Smooths the values v at the queries; NaN where the row is empty.
+//   q: (G, d) queries, k: (n, d) keys, v: (n, 1) values → (G) curve
+// An empty row (lse = −∞: no key has positive weight, e.g. a compact kernel far from the data)
+// shows as a gap in the plot instead of a made-up 0.
 std::vector<double> smooth_curve(const_matrix_view<double> q, const_matrix_view<double> k,
                                  const matrix<double>& v, const kernel_spec& kern) {
   const index g = q.rows;
@@ -108,12 +118,13 @@ matrix<double> run_weights(const_matrix_view<double> q, const_matrix_view<double
                            const std::vector<index>& first, const kernel_spec& kern) {
   const index cols = static_cast<index>(first.size()) - 1;
   matrix<double> v(k.rows, cols), out(q.rows, cols);
-  for (index c = 0; c < cols; ++c)
+  for (index c = 0; c < cols; ++c)  // v: (n, cols) one-hot, out: (rows, cols)
     for (index j = first[std::size_t(c)]; j < first[std::size_t(c) + 1]; ++j) v(j, c) = 1;
   smooth_forward<double>(out.view(), {}, q, k, v.cview(), kern, mask::none());
   return out;
 }
 
+// The rows of m listed in pick, in that order: (pick.size(), m.cols()).
 matrix<double> rows_of(const matrix<double>& m, const std::vector<index>& pick) {
   matrix<double> out(static_cast<index>(pick.size()), m.cols());
   for (std::size_t i = 0; i < pick.size(); ++i)
@@ -139,6 +150,8 @@ std::vector<explorer_function_info> explorer_functions() {
       {"step", "1[x ≥ ½] + noise: a jump that every smoother blurs", 0, 1}};
 }
 
+// Distance kernels of the catalog (those taking a squared distance), with a control for each
+// parameter beyond the bandwidth; ranges are what the validation enforces.
 std::vector<explorer_kernel_info> explorer_kernels() {
   std::vector<explorer_kernel_info> out;
   for (const auto& k : kernel_catalog()) {
@@ -153,6 +166,7 @@ std::vector<explorer_kernel_info> explorer_kernels() {
   return out;
 }
 
+// Dot-product kernels of the catalog (exp_dot, polynomial, linear, …) for the identity head.
 std::vector<explorer_kernel_info> explorer_attention_kernels() {
   std::vector<explorer_kernel_info> out;
   for (const auto& k : kernel_catalog()) {
@@ -172,7 +186,7 @@ kernel_spec explorer_nw_kernel(const explorer_request& r) {
   static const auto ks = explorer_kernels();
   kernel_spec spec = parse_listed(r.kernel, ks, "kernel",
                                   "a distance kernel (gaussian, epanechnikov, periodic, …)");
-  kernel_set_param(spec.first, r.bandwidth);
+  kernel_set_param(spec.first, r.bandwidth);  // the request's bandwidth overrides any "h=" text
   return spec;
 }
 
@@ -180,7 +194,7 @@ kernel_spec explorer_attention_kernel(const explorer_request& r) {
   static const auto ks = explorer_attention_kernels();
   kernel_spec spec = parse_listed(r.attention_kernel, ks, "attention_kernel",
                                   "a dot kernel (exp_dot, polynomial, linear)");
-  kernel_set_param(spec.first, r.temperature);
+  kernel_set_param(spec.first, r.temperature);  // likewise the temperature overrides "t="
   return spec;
 }
 
@@ -206,7 +220,7 @@ void explorer_validate(const explorer_request& r) {
     throw std::invalid_argument(fmt::format("temperature: {} is outside (0, 1000]", r.temperature));
   if (r.grid < 10 || r.grid > 2000)
     throw std::invalid_argument(fmt::format("grid: {} is outside 10..2000", r.grid));
-  explorer_nw_kernel(r);
+  explorer_nw_kernel(r);  // called for their checks only: each throws on a bad kernel
   explorer_attention_kernel(r);
   const auto& modes = explorer_attention_modes();
   if (std::find(modes.begin(), modes.end(), r.attention) == modes.end())
@@ -214,6 +228,9 @@ void explorer_validate(const explorer_request& r) {
         fmt::format("attention: unknown mode '{}' (identity, random, mimic, data)", r.attention));
 }
 
+// Validates r, then draws the data: x ~ U(lo, hi) (evenly spaced for "sinusoids"), sorted, and
+// y = f(x) + noise·N(0, 1), both from one mt19937_64 seeded with r.seed, so a request always
+// yields the same points. The fixed set ignores n, noise and seed.
 explorer_data explorer_make_data(const explorer_request& r) {
   explorer_validate(r);
   const auto& f = *find_function(r.function);
@@ -235,6 +252,7 @@ explorer_data explorer_make_data(const explorer_request& r) {
     d.y.resize(n);
     for (std::size_t i = 0; i < n; ++i) d.y[i] = truth_of(f.name, d.x[i]) + r.noise * g(rng);
   }
+  // The query grid: G evenly spaced points including both ends, and the truth there.
   const auto G = static_cast<std::size_t>(r.grid);
   d.grid.resize(G);
   d.truth.resize(G);
@@ -245,6 +263,8 @@ explorer_data explorer_make_data(const explorer_request& r) {
   return d;
 }
 
+// φ(x) = [sin ω1 t, cos ω1 t, sin ω2 t, cos ω2 t], t = x − lo        φ: (n, 4)
+// ω1 = π/(2R) is a quarter turn over the range, so no two points of [lo, hi] share a feature row.
 matrix<double> explorer_features(const std::vector<double>& x, double lo, double hi) {
   const double R = hi - lo, w1 = kPi / (2 * R), w2 = kPi / R;
   matrix<double> f(static_cast<index>(x.size()), 4);
@@ -257,18 +277,22 @@ matrix<double> explorer_features(const std::vector<double>& x, double lo, double
   return f;
 }
 
+// φ(x0)·φ(x_i) = cos ω1 d + cos ω2 d ≈ 2 − (ω1² + ω2²) d²/2 near d = 0, so exp(q·k / T) is, up to
+// a constant factor, the Gaussian exp(−d² / (2h²)) with h² = T / (ω1² + ω2²).
 double explorer_equivalent_bandwidth(double temperature, double lo, double hi) {
   const double R = hi - lo, w1 = kPi / (2 * R), w2 = kPi / R;
   return std::sqrt(temperature / (w1 * w1 + w2 * w2));
 }
 
+// Both smoothers on the request's data: the NW curve on x, the head's curve on its queries, keys
+// and values (explorer_head.hpp), and their downsampled weight matrices.
 explorer_result explorer_compute(const explorer_request& r, const explorer_head& head) {
   explorer_result res;
   res.data = explorer_make_data(r);
   const auto& d = res.data;
   const index n = static_cast<index>(d.x.size());
   const kernel_spec nw_kernel = explorer_nw_kernel(r);
-  const matrix<double> xg = column(d.grid), xk = column(d.x), yk = column(d.y);
+  const matrix<double> xg = column(d.grid), xk = column(d.x), yk = column(d.y);  // (G,1) (n,1)
   const matrix<double> qg = explorer_head_queries(head, d.grid, d.lo, d.hi),
                        kk = explorer_head_keys(head, d.x, d.lo, d.hi),
                        vk = explorer_head_values(head, d.x, d.y, d.lo, d.hi);
@@ -280,10 +304,10 @@ explorer_result explorer_compute(const explorer_request& r, const explorer_head&
   // Heatmap rows: up to 60 grid points, evenly spaced; columns: runs of ⌈n / 120⌉ points.
   const index G = r.grid, rows = std::min(kHeatRows, G);
   std::vector<index> pick(static_cast<std::size_t>(rows));
-  for (index i = 0; i < rows; ++i)
+  for (index i = 0; i < rows; ++i)  // first and last grid points are always picked
     pick[static_cast<std::size_t>(i)] = rows > 1 ? i * (G - 1) / (rows - 1) : 0;
   for (index p : pick) res.heat_x.push_back(d.grid[static_cast<std::size_t>(p)]);
-  const index run = (n + kHeatCols - 1) / kHeatCols;
+  const index run = (n + kHeatCols - 1) / kHeatCols;  // ≤ 120 columns; the last run may be short
   for (index j = 0; j < n; j += run) res.heat_col_first.push_back(j);
   res.heat_col_first.push_back(n);
   res.heat_nw = run_weights(rows_of(xg, pick).cview(), xk.cview(), res.heat_col_first, nw_kernel);
@@ -292,13 +316,14 @@ explorer_result explorer_compute(const explorer_request& r, const explorer_head&
   return res;
 }
 
+// Binary search on the sorted x; throws std::out_of_range on empty data.
 index explorer_nearest_point(const explorer_data& d, double x0) {
   if (d.x.empty()) throw std::out_of_range("no data points");
   const auto it = std::lower_bound(d.x.begin(), d.x.end(), x0);
   if (it == d.x.begin()) return 0;
   if (it == d.x.end()) return static_cast<index>(d.x.size()) - 1;
   const auto j = static_cast<index>(it - d.x.begin());
-  return x0 - *(it - 1) <= *it - x0 ? j - 1 : j;
+  return x0 - *(it - 1) <= *it - x0 ? j - 1 : j;  // x[j−1] < x0 ≤ x[j]; ties go to j − 1
 }
 
 explorer_profile explorer_point_profile(const explorer_request& r, const explorer_head& head,
@@ -312,8 +337,8 @@ explorer_profile explorer_point_profile(const explorer_request& r, const explore
   const matrix<double> xk = column(d.x);
   const matrix<double> qk = explorer_head_queries(head, d.x, d.lo, d.hi),
                        kk = explorer_head_keys(head, d.x, d.lo, d.hi);
-  matrix<double> w(1, n);
-  const std::vector<index> rows = {point};
+  matrix<double> w(1, n);                   // one weight row, reused for both smoothers
+  const std::vector<index> rows = {point};  // the query is data point `point` itself
   smooth_weights<double>(w.view(), rows, xk.cview(), xk.cview(), explorer_nw_kernel(r),
                          mask::none());
   p.nw.assign(w.values().begin(), w.values().end());
@@ -322,18 +347,19 @@ explorer_profile explorer_point_profile(const explorer_request& r, const explore
   return p;
 }
 
+// spec.exact: no binned approximation, so CV scores the same exact NW the explorer draws.
 double explorer_loo_bandwidth(const explorer_request& r) {
   const explorer_data d = explorer_make_data(r);
   try {
     regression_spec spec;
     spec.kernel = explorer_nw_kernel(r).first;
-    kernel_set_param(spec.kernel, 1.0);
+    kernel_set_param(spec.kernel, 1.0);  // the fit carries the bandwidth in spec.bandwidth
     spec.bandwidth = {r.bandwidth};
     spec.exact = true;
     const matrix<double> xk = column(d.x);
     const auto fit = regression_fit_data(spec, xk.cview(), d.y, bandwidth_criterion::loo_cv);
     return fit.spec.bandwidth.at(0);
-  } catch (const std::invalid_argument&) {
+  } catch (const std::invalid_argument&) {  // CV could not choose (see the header): NaN, no error
     return std::numeric_limits<double>::quiet_NaN();
   }
 }

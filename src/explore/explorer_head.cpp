@@ -21,12 +21,14 @@ constexpr index kHeadDim = 8;
 constexpr index kMimicPositions = 50, kMimicSteps = 300, kDataPoints = 200, kDataSteps = 300;
 constexpr double kMimicLr = 0.05, kDataLr = 0.05;
 
+// n ≥ 2 evenly spaced points from lo to hi, both included.
 std::vector<double> linspace(double lo, double hi, index n) {
   std::vector<double> v(static_cast<std::size_t>(n));
   for (index i = 0; i < n; ++i) v[std::size_t(i)] = lo + (hi - lo) * double(i) / double(n - 1);
   return v;
 }
 
+// φ W        φ: (n, 4), W: (4, d) → (n, d). Naive loops: n ≤ a few thousand, d ≤ 8.
 matrix<double> project(const matrix<double>& phi, const matrix<double>& w) {
   matrix<double> out(phi.rows(), w.cols());
   for (index i = 0; i < phi.rows(); ++i)
@@ -48,6 +50,8 @@ matrix<double> smoother_weights(const explorer_request& r, const std::vector<dou
   return w;
 }
 
+// Random and mimic heads: attention_mimic from the request's seed; with 0 steps it only draws the
+// initial W_q, W_k, which is exactly the random head. Records the loss as an RMSE.
 void train_mimic(explorer_head& h, const explorer_request& r, const explorer_data& d) {
   const auto pos = linspace(d.lo, d.hi, kMimicPositions);
   const index steps = h.mode == "mimic" ? kMimicSteps : 0;  // random: the starting point
@@ -61,6 +65,8 @@ void train_mimic(explorer_head& h, const explorer_request& r, const explorer_dat
   h.steps = steps, h.train_points = kMimicPositions;
 }
 
+// Data head: trained on m ≤ 200 points picked at evenly strided indices of the sorted data
+// (first and last always included), so training time does not grow with n.
 void train_data(explorer_head& h, const explorer_request& r, const explorer_data& d) {
   const index n = static_cast<index>(d.x.size()), m = std::min(n, kDataPoints);
   std::vector<double> x, y;
@@ -80,6 +86,9 @@ void train_data(explorer_head& h, const explorer_request& r, const explorer_data
 
 }  // namespace
 
+// Only what the mode reads goes into the key: the identity head depends on its kernel alone,
+// random on seed and range, mimic also on the NW kernel it copies, data on the data set.
+// Doubles are printed with 17 digits, so two keys are equal only for equal values.
 std::string explorer_head_key(const explorer_request& r) {
   explorer_validate(r);
   if (r.attention == "identity")
@@ -106,7 +115,7 @@ explorer_head explorer_make_head(const explorer_request& r) {
     h.wk = h.wq;
     return h;
   }
-  kernel_exp_dot k;
+  kernel_exp_dot k;  // softmax(q·k / √d), d = 8: the usual scaled dot product
   k.temperature = std::sqrt(double(kHeadDim));
   h.kernel = k;
   if (h.mode == "data")
@@ -135,7 +144,7 @@ matrix<double> explorer_head_values(const explorer_head& h, const std::vector<do
     return v;
   }
   const matrix<double> phi = explorer_features(x, lo, hi);
-  const index f = phi.cols();
+  const index f = phi.cols();  // wv = [w_φ (4), w_y, bias]: v_i = φ(x_i)·w_φ + w_y y_i + bias
   for (index i = 0; i < n; ++i) {
     double s = h.wv[std::size_t(f)] * y[std::size_t(i)] + h.wv[std::size_t(f + 1)];
     for (index c = 0; c < f; ++c) s += h.wv[std::size_t(c)] * phi(i, c);
@@ -144,6 +153,7 @@ matrix<double> explorer_head_values(const explorer_head& h, const std::vector<do
   return v;
 }
 
+// Throws std::invalid_argument unless 2 ≤ positions and 1 ≤ rows ≤ positions.
 explorer_head_diagnostics explorer_head_diagnose(const explorer_head& h, double lo, double hi,
                                                  index positions, index rows) {
   if (positions < 2 || rows < 1 || rows > positions)
@@ -157,7 +167,7 @@ explorer_head_diagnostics explorer_head_diagnose(const explorer_head& h, double 
     pick.push_back(rows > 1 ? i * (positions - 1) / (rows - 1) : positions / 2);
     qx.push_back(pos[std::size_t(pick.back())]);
   }
-  matrix<double> w(rows, positions);
+  matrix<double> w(rows, positions);  // normalized weights of the picked query rows
   smooth_weights<double>(w.view(), pick, q.cview(), k.cview(), h.kernel, mask::none());
   explorer_head_diagnostics out;
   out.fit = head_kernel_fit(w.cview(), qx, pos);
@@ -175,6 +185,7 @@ explorer_head_diagnostics explorer_head_diagnose(const explorer_head& h, double 
   double diff = 0, norm = 0;
   for (index i = 0; i < positions; ++i)
     for (index j = 0; j < positions; ++j) {
+      // Scaled so the largest entry is 1: exp cannot overflow, and the ratio is scale-free.
       const double a = std::exp(lk(i, j) - mx), b = std::exp(lk(j, i) - mx);
       diff += (a - b) * (a - b), norm += a * a;
     }

@@ -14,6 +14,7 @@
 namespace kf {
 namespace {
 
+// The shapes tried, in report order (head_kernel_report::shapes follows it).
 const std::vector<std::string>& candidates() {
   static const std::vector<std::string> c = {"gaussian",     "laplacian", "cauchy",
                                              "epanechnikov", "tricube",   "boxcar"};
@@ -37,7 +38,7 @@ double row_sse(const any_kernel& k0, const double* p, const std::vector<double>&
           double mx = -std::numeric_limits<double>::infinity();
           for (std::size_t j = 0; j < n; ++j) {
             const double d = kx[j] - c;
-            buf[j] = double(kk.template weight<double>(d * d));
+            buf[j] = double(kk.template weight<double>(d * d));  // log K here
             mx = std::max(mx, buf[j]);
           }
           for (std::size_t j = 0; j < n; ++j) {
@@ -56,12 +57,13 @@ double row_sse(const any_kernel& k0, const double* p, const std::vector<double>&
       k);
   double sse = 0;
   for (std::size_t j = 0; j < n; ++j) {
-    const double q = z > 0 ? buf[j] / z : 0.0;
+    const double q = z > 0 ? buf[j] / z : 0.0;  // an all-zero profile scores as q = 0
     sse += (p[j] - q) * (p[j] - q);
   }
   return sse;
 }
 
+// NaN for no values (a shape fitted on no row); the mean of the middle two for an even count.
 double median(std::vector<double> v) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(v.begin(), v.end());
@@ -71,6 +73,8 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+// Cost: rows × shapes × (centres ≈ 2S) × 41 bandwidths × S keys for the grid, the dominant term.
+// Throws std::invalid_argument on mismatched sizes, fewer than 2 keys or all keys equal.
 head_kernel_report head_kernel_fit(const_matrix_view<double> w, const std::vector<double>& qx,
                                    const std::vector<double>& kx) {
   if (static_cast<index>(qx.size()) != w.rows || static_cast<index>(kx.size()) != w.cols)
@@ -86,7 +90,7 @@ head_kernel_report head_kernel_fit(const_matrix_view<double> w, const std::vecto
     if (sorted[j] > sorted[j - 1]) gap = std::min(gap, sorted[j] - sorted[j - 1]);
   // Bandwidth grid: from a fraction of the spacing to twice the range, log-spaced.
   std::vector<double> hs;
-  for (int g = 0; g <= 40; ++g)
+  for (int g = 0; g <= 40; ++g)  // 41 values, 0.3·gap … 2·range
     hs.push_back(0.3 * gap * std::pow(2 * range / (0.3 * gap), g / 40.0));
   head_kernel_report rep;
   std::vector<double> buf(kx.size());
@@ -100,8 +104,8 @@ head_kernel_report head_kernel_fit(const_matrix_view<double> w, const std::vecto
       const double* p = w.data + i * w.ld;
       double s = 0;
       for (index j = 0; j < w.cols; ++j) s += p[j];
-      if (!(s > 0.5)) continue;  // an empty row
-      const double mean = s / double(w.cols);
+      if (!(s > 0.5)) continue;                // an empty row (sums are 1 or 0), or NaN: not fitted
+      const double mean = s / double(w.cols);  // SST: the row against the uniform profile
       double sst = 0;
       for (index j = 0; j < w.cols; ++j) sst += (p[j] - mean) * (p[j] - mean);
       // Centres: every key position, the query's own position, and a grid reaching half the
@@ -118,7 +122,8 @@ head_kernel_report head_kernel_fit(const_matrix_view<double> w, const std::vecto
           if (e < best) best = e, bc = c, bh = h;
         }
       // Golden-section refinement of h, then of c within a key spacing, then of h again.
-      const double gr = (std::sqrt(5.0) - 1) / 2;
+      // The grid's best is only replaced by an improvement, so refinement never makes it worse.
+      const double gr = (std::sqrt(5.0) - 1) / 2;  // 1/φ: each iteration keeps 61.8% of [a, b]
       auto golden = [&](double a, double b, auto&& obj) {
         for (int it = 0; it < 30; ++it) {
           const double c1 = b - gr * (b - a), c2 = a + gr * (b - a);
@@ -144,7 +149,7 @@ head_kernel_report head_kernel_fit(const_matrix_view<double> w, const std::vecto
     }
     f.median_bandwidth = median(f.bandwidth);
     f.median_offset = median(f.offset);
-    f.r2 = sst_total > 0 ? 1 - sse_total / sst_total : 0.0;
+    f.r2 = sst_total > 0 ? 1 - sse_total / sst_total : 0.0;  // pooled over rows, not averaged
     if (f.r2 > best_r2) best_r2 = f.r2, rep.best = static_cast<index>(rep.shapes.size());
     rep.shapes.push_back(std::move(f));
   }
@@ -200,7 +205,7 @@ struct mimic_head {
       smooth_backward<double>(gr, dout.cview(), out.cview(), lse, q.cview(), k.cview(), eye.cview(),
                               kern, mask::none());
       // dW = φᵀ d(q or k)
-      grad->assign(static_cast<std::size_t>(2 * f * d), 0.0);
+      grad->assign(static_cast<std::size_t>(2 * f * d), 0.0);  // [dW_q (f, d), dW_k (f, d)]
       for (index a = 0; a < f; ++a)
         for (index j = 0; j < d; ++j) {
           double sq = 0, sk = 0;
@@ -238,6 +243,7 @@ mimic_result attention_mimic(const std::vector<double>& x, double lo, double hi,
   mimic_result r;
   r.target = target;
   std::mt19937_64 rng(seed);
+  // W ~ N(0, 1/f): q, k entries of order 1 (φ has f = 4 unit-scale features). W_q drawn first.
   std::normal_distribution<double> g(0.0, 1.0 / std::sqrt(double(f)));
   r.wq = matrix<double>(f, d);
   r.wk = matrix<double>(f, d);
@@ -260,7 +266,7 @@ mimic_result attention_mimic(const std::vector<double>& x, double lo, double hi,
   const double b1 = 0.9, b2 = 0.999;
   matrix<double> out(n, n);
   for (index step = 1; step <= steps; ++step) {
-    r.loss.push_back(head.loss(r.wq, r.wk, target, out, &grad));
+    r.loss.push_back(head.loss(r.wq, r.wk, target, out, &grad));  // the loss before this step
     const double c1 = 1 - std::pow(b1, double(step)), c2 = 1 - std::pow(b2, double(step));
     for (index p = 0; p < np; ++p) {
       const auto pu = static_cast<std::size_t>(p);

@@ -12,6 +12,7 @@
 namespace kf::demo {
 namespace {
 
+// A checkpoint metadata entry, or the fallback when it is absent.
 std::string metadata_or(const model::checkpoint& ck, const std::string& key,
                         const std::string& fallback) {
   const auto it = ck.metadata.find(key);
@@ -21,11 +22,11 @@ std::string metadata_or(const model::checkpoint& ck, const std::string& key,
 // Layer L, head 1 (seed 003 Fig. 4) on the test context (the last 99 training values).
 matrix<double> last_layer_head1(model::sequence_regressor<float>& m,
                                 const model::periodic_data& data) {
-  matrix<float> ctx(1, model::periodic_data::kWindow);
+  matrix<float> ctx(1, model::periodic_data::kWindow);  // x: (B = 1, T = 99)
   for (index i = 0; i < ctx.cols(); ++i) ctx(0, i) = float(data.context[std::size_t(i)]);
   float p = 0;
-  m.forward(ctx.cview(), std::span<float>(&p, 1), nullptr);
-  const matrix<float> att = m.attention_weights(m.config().layers - 1, 0, 0);
+  m.forward(ctx.cview(), std::span<float>(&p, 1), nullptr);  // evaluation: run for the weights
+  const matrix<float> att = m.attention_weights(m.config().layers - 1, 0, 0);  // (T, T)
   matrix<double> a(att.rows(), att.cols());
   for (index i = 0; i < a.size(); ++i) a.data()[i] = att.data()[i];
   return a;
@@ -45,10 +46,11 @@ std::unique_ptr<model::sequence_regressor<float>> periodic_train(
 
 nw_baselines periodic_nw_baselines(const model::periodic_data& data, bool rollout_validated) {
   nw_baselines b;
+  // Each forecaster is fitted once (its bandwidth search), then rolled out by periodic_forecast.
   const auto nw = model::nw_forecaster_fit(data);
   b.loo =
       model::periodic_forecast(data, [&](const std::vector<double>& w) { return nw.predict(w); });
-  const auto nws = model::nw_forecaster_fit(data, true);
+  const auto nws = model::nw_forecaster_fit(data, true);  // scaled = true: RMS-scaled windows
   b.scaled =
       model::periodic_forecast(data, [&](const std::vector<double>& w) { return nws.predict(w); });
   if (!rollout_validated) return b;
@@ -77,11 +79,13 @@ double map_autocorrelation(const matrix<double>& a, index lag, bool along_keys) 
       const double x = a(i, j), y = along_keys ? a(i, j + lag) : a(i + lag, j);
       sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y, n += 1;
     }
+  // One-pass moments: fine here, the weights are O(1) and the overlap at most 99 × 99.
   const double cov = sxy / n - sx / n * sy / n;
   const double vx = sxx / n - sx / n * sx / n, vy = syy / n - sy / n * sy / n;
   return vx > 0 && vy > 0 ? cov / std::sqrt(vx * vy) : NAN;
 }
 
+// Population standard deviation (divided by cols, not cols − 1).
 std::vector<double> row_standardized(const matrix<double>& a) {
   std::vector<double> z(static_cast<std::size_t>(a.size()));
   for (index i = 0; i < a.rows(); ++i) {
@@ -111,16 +115,17 @@ lm_demo lm_demo_train(const std::function<void(index, index)>& progress) {
   p.warmup = std::min(p.warmup, std::max<index>(1, kLmIters / 10));
   p.eval_every = std::min(p.eval_every, kLmIters);
   p.model.vocab = r.tok.size();
-  r.model = std::make_unique<model::token_model<float>>(p.model, 0);
+  r.model = std::make_unique<model::token_model<float>>(p.model, 0);  // seed 0, as the command
   const auto tr = model::lm_train(*r.model, train, val, p, 0,
                                   [&](index it, index total, double, const model::lm_eval_point*) {
                                     if (progress) progress(it, total);
                                   });
-  r.val_loss = tr.evals.back().val_loss;
+  r.val_loss = tr.evals.back().val_loss;  // the last evaluation, at the end of training
   r.seconds = tr.seconds;
   return r;
 }
 
+// Loss and time come from the metadata written at training; absent entries read as NaN.
 lm_demo lm_demo_load(const model::checkpoint& ck) {
   lm_demo r;
   r.tok = text::tokenizer::from_metadata(ck.metadata);
@@ -135,6 +140,7 @@ std::string lm_demo_train_command() {
                      kLmIters);
 }
 
+// "\xE2\x90\xA3" is U+2423 OPEN BOX (␣) in UTF-8. A piece that is one space stays " " → "␣".
 std::string word_label(const std::string& piece) {
   std::string s = piece.starts_with(' ') && piece.size() > 1 ? piece.substr(1) : piece;
   std::string r;
@@ -155,6 +161,8 @@ sentence_attention lm_sentence_attention(model::token_model<float>& m, const tex
   // instead of showing as <unk>.
   const auto pieces = tok.split(sentence);
   for (std::size_t k = 0; k < ids.size(); ++k) {
+    // encode() gives one id per split() piece, so pieces[k] is token k's text; the size check
+    // guards that pairing rather than assuming it.
     const bool unk = ids[k] == text::tokenizer::unk && pieces.size() == ids.size();
     r.labels.push_back(unk ? word_label(pieces[k]) + " (unk)" : word_label(tok.decode({ids[k]})));
     if (unk) r.unknown_words.push_back(word_label(pieces[k]));
@@ -175,6 +183,7 @@ sentence_attention lm_sentence_attention(model::token_model<float>& m, const tex
 
 std::string lm_sample(model::token_model<float>& m, const text::tokenizer& tok,
                       const std::string& prompt, index n, double temperature, std::uint64_t seed) {
+  // top_k = 0: sample from the whole vocabulary. Returns only the new tokens, hence prompt +.
   const auto gen = model::token_model_generate(m, tok.encode(prompt), n, temperature, 0, seed);
   return prompt + tok.decode(gen);
 }

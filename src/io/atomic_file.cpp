@@ -14,6 +14,8 @@
 
 namespace kf::io {
 
+// Removes whatever is still staged: after commit() nothing is (staged_ was cleared), and an
+// entry already renamed by a commit() that threw later is simply not found. Never throws.
 atomic_writer::~atomic_writer() {
   for (const auto& [tmp, dest] : staged_) std::remove(tmp.c_str());
 }
@@ -35,7 +37,7 @@ const std::string& host_tag() {
     if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return std::string("localhost");
     std::string h(buf);
     for (char& c : h)
-      if (c == '/' || c == '.') c = '_';
+      if (c == '/' || c == '.') c = '_';  // '.' separates the name's fields; '/' is a path
     return h;
   }();
   return tag;
@@ -55,12 +57,14 @@ void remove_stale_temporaries(const std::string& path) {
     if (!name.starts_with(prefix)) continue;
     const std::string rest = name.substr(prefix.size());
     const auto dot = rest.find('.');
-    if (dot == std::string::npos || dot == 0) continue;
+    if (dot == std::string::npos || dot == 0) continue;  // rest must be "<pid>.<k>"
     const std::string pid_text = rest.substr(0, dot), k_text = rest.substr(dot + 1);
     if (pid_text.find_first_not_of("0123456789") != std::string::npos || k_text.empty() ||
         k_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
       continue;
-    const auto pid = static_cast<pid_t>(std::stol(pid_text));
+    const auto pid = static_cast<pid_t>(std::stol(pid_text));  // ≤ 9 digits: no overflow
+    // kill(pid, 0) probes without signalling. Only ESRCH ("no such process") proves the writer
+    // is gone; EPERM means it exists under another user, so its file is kept.
     if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
     fs::remove(it->path(), ec);
   }
@@ -68,6 +72,9 @@ void remove_stale_temporaries(const std::string& path) {
 
 }  // namespace
 
+// The temporary is PATH.tmp.<host>.<pid>.<k> (k: this writer's count), in PATH's directory so
+// the final rename stays on one file system. It is registered in staged_ before anything is
+// written, so every failure below leaves it to the destructor to remove.
 void atomic_writer::stage_stream(const std::string& path,
                                  const std::function<bool(std::FILE*)>& write) {
   remove_stale_temporaries(path);
@@ -80,16 +87,19 @@ void atomic_writer::stage_stream(const std::string& path,
   bool ok = false;
   try {
     ok = write(f);
-  } catch (...) {
+  } catch (...) {  // close, then let the writer's own error through unchanged
     std::fclose(f);
     throw;
   }
   ok = ok && std::ferror(f) == 0;
-  const bool closed = std::fclose(f) == 0;
+  const bool closed = std::fclose(f) == 0;  // fclose flushes: a full disk may only show here
   if (!ok || !closed)
     throw std::runtime_error(fmt::format("{}: write failed ({})", path, std::strerror(errno)));
 }
 
+// rename() replaces each destination atomically. Throws std::runtime_error naming the first
+// destination that could not be replaced; the files renamed before it stay in place, the rest
+// are removed by the destructor.
 void atomic_writer::commit() {
   for (const auto& [tmp, dest] : staged_) {
     std::error_code ec;
@@ -106,6 +116,8 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
   w.commit();
 }
 
+// The directory check comes first: open(2) accepts a directory read-only, so the ifstream would
+// open it without error and the failure would only come, less clearly, at the read.
 std::string read_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))

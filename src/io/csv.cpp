@@ -18,6 +18,8 @@
 namespace kf::io {
 namespace {
 
+// Strips spaces, tabs and a stray '\r' at both ends, then one pair of enclosing double quotes.
+// A "" inside a quoted cell is left doubled (cells that need it are text, not numbers).
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
     s.remove_prefix(1);
@@ -47,6 +49,8 @@ std::string name_list(const std::vector<std::string>& names) {
   return out;
 }
 
+// The whole cell must be one number (no trailing text). from_chars refuses a leading '+', which
+// spreadsheets write, so it is skipped here; "inf"/"nan" parse and are refused by the caller.
 bool parse_double(std::string_view s, double& v) {
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   const auto* end = s.data() + s.size();
@@ -77,23 +81,26 @@ std::size_t for_each_cell(std::string_view line, F&& f) {
         else
           break;
       }
-    } else {
+    } else {  // unquoted: the cell ends at the next comma
       scan = pos;
     }
     const auto comma = line.find(',', std::min(scan, line.size()));
     f(c++, trim(line.substr(pos, comma == std::string_view::npos ? comma : comma - pos)));
+    // No comma after the last cell ends the line; "a," therefore has two cells, the last blank.
     if (comma == std::string_view::npos) return c;
     pos = comma + 1;
   }
 }
 
-// The one-pass parser: lines from `text`, cells straight into the table's columns.
+// The one-pass parser: lines from `text`, cells straight into the table's columns. `file` is the
+// mapping behind `text` (nullptr for csv_parse), told which pages it may drop as the cursor moves.
+// Every error is a std::runtime_error naming the file, and the line and column where there is one.
 class parser {
  public:
   parser(std::string_view text, const std::string& name, const csv_options& opt,
          const mapped_file* file)
       : text_(text), name_(name), opt_(opt), file_(file) {
-    if (text_.starts_with("\xEF\xBB\xBF")) {
+    if (text_.starts_with("\xEF\xBB\xBF")) {  // UTF-8 byte-order mark
       text_.remove_prefix(3);
       offset_ = 3;
     }
@@ -112,14 +119,14 @@ class parser {
     }
     std::size_t pos = 0, line_no = 0, released = 0;
     progress_step step(fmt::format("reading {}", name_), static_cast<index>(text_.size()));
-    while (pos <= text_.size()) {
+    while (pos <= text_.size()) {  // `<=`: a last line without '\n' is still read
       auto nl = text_.find('\n', pos);
       if (nl == std::string_view::npos) nl = text_.size();
       const std::string_view line = text_.substr(pos, nl - pos);
       pos = nl + 1;
       ++line_no;
       const std::string_view trimmed = trim(line);
-      if (!trimmed.empty() && trimmed.front() != '#') {
+      if (!trimmed.empty() && trimmed.front() != '#') {  // blank and '#' lines: skipped, counted
         if (t_.names.empty())
           first_line(line, line_no, lines);
         else
@@ -138,6 +145,9 @@ class parser {
   }
 
  private:
+  // The first non-blank line fixes the column count and names (a header when any cell is not a
+  // number, else "c0", "c1", …) and decides where each cell goes; if it is data, it is also
+  // parsed as the first row. `lines` bounds the row count, for the reserve.
   void first_line(std::string_view line, std::size_t line_no, std::size_t lines) {
     bool header = false;
     std::vector<std::string_view> cells;
@@ -159,7 +169,8 @@ class parser {
             fmt::format("{}: line {}: the column name '{}' appears twice (columns {} and {})",
                         name_, line_no, clip(t_.names[c]), it->second + 1, c + 1));
     }
-    // Which columns are parsed, and where each goes.
+    // Which columns are parsed, and where each goes: slot_[cell] is the output column — file order,
+    // or the order csv_options::columns lists them (a name listed twice is parsed once).
     slot_.assign(ncells_, -1);
     std::vector<std::string> kept;
     if (opt_.columns.empty()) {
@@ -207,10 +218,12 @@ class parser {
     if (!header) data_line(line, line_no);
   }
 
+  // One row: each cell to its numeric or text column, or ignored. A row with a dropped blank
+  // stops storing at that cell and is rolled back below, so all columns stay the same length.
   void data_line(std::string_view line, std::size_t line_no) {
     bool blank = false;
     const std::size_t n = for_each_cell(line, [&](std::size_t c, std::string_view cell) {
-      if (c >= ncells_ || blank) return;
+      if (c >= ncells_ || blank) return;  // extra cells are only counted (the check below)
       if (tslot_[c] >= 0) {
         if (cell.empty() && opt_.drop_blank) {
           blank = true;
@@ -273,6 +286,7 @@ class parser {
 
 }  // namespace
 
+// Exact, case-sensitive match on the parsed columns' names.
 std::size_t csv_table::column(std::string_view name) const {
   for (std::size_t c = 0; c < names.size(); ++c)
     if (names[c] == name) return c;
@@ -287,6 +301,8 @@ index csv_table::rows_min() const {
   return static_cast<index>(r);
 }
 
+// (rows, which.size()), column c of the matrix = column which[c]; throws like column() on an
+// unknown name. Values are cast from double to T.
 template <class T>
 matrix<T> csv_table::select(const std::vector<std::string>& which) const {
   matrix<T> m(rows(), static_cast<index>(which.size()));
@@ -312,11 +328,14 @@ csv_table csv_parse(std::string_view text, const std::string& name, const csv_op
   return parser(text, name, options, nullptr).run();
 }
 
+// The mapping f outlives the parse; the table holds copies (parsed values and text), never views.
 csv_table csv_read(const std::string& path, const csv_options& options) {
   const mapped_file f(path);
   return parser(f.bytes(), path, options, &f).run();
 }
 
+// The names as given, unquoted (a name with a comma would split), then one line per row.
+// Every column must be as long as the first. "{}" is fmt's shortest form that reads back exactly.
 std::string csv_encode(const std::vector<std::string>& names,
                        const std::vector<std::vector<double>>& columns) {
   std::string out;

@@ -32,6 +32,10 @@ struct guard_slot {
 guard_slot g_slots[kSlots];
 std::atomic<bool> g_slot_used[kSlots];
 
+// Takes a free slot (compare-exchange, so threads mapping at once never share one) and fills it;
+// returns its index, or −1 when all are taken. `end` is stored last, with release: a handler that
+// sees a non-zero end (acquire) also sees the begin and path written before it. Paths longer
+// than 255 bytes are cut.
 int claim_slot(const char* data, std::size_t size, const std::string& path) {
   for (int s = 0; s < kSlots; ++s) {
     bool expected = false;
@@ -47,6 +51,7 @@ int claim_slot(const char* data, std::size_t size, const std::string& path) {
   return -1;  // more live maps than slots: a fault there still ends in the generic message
 }
 
+// The reverse order: end = 0 first hides the slot from the handler before it is reused.
 void release_slot(int s) {
   if (s < 0) return;
   g_slots[s].end.store(0, std::memory_order_release);
@@ -54,6 +59,7 @@ void release_slot(int s) {
   g_slot_used[s].store(false);
 }
 
+// write(2) to stderr until done; gives up silently on an error (there is no one left to tell).
 void write_all(const char* s, std::size_t n) {
   while (n > 0) {
     const ssize_t w = ::write(2, s, n);
@@ -117,9 +123,9 @@ mapped_file::mapped_file(const std::string& path) : path_(path) {
     size_ = owned_.size();
     return;
   }
-  size_ = static_cast<std::size_t>(st.st_size);
+  size_ = static_cast<std::size_t>(st.st_size);  // fixed now: a later truncation is the SIGBUS case
   if (size_ > 0) {
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);  // read-only, never dirty
     if (p == MAP_FAILED) {
       const int err = errno;
       ::close(fd);
@@ -141,7 +147,7 @@ mapped_file& mapped_file::operator=(mapped_file&& o) noexcept {
     size_ = o.size_;
     path_ = std::move(o.path_);
     owned_ = std::move(o.owned_);
-    if (owned) data_ = owned_.data();
+    if (owned) data_ = owned_.data();  // a moved string may change address (short-string buffer)
     slot_ = o.slot_;
     o.data_ = nullptr;
     o.size_ = 0;
@@ -161,6 +167,9 @@ void mapped_file::reset() noexcept {
   size_ = 0;
 }
 
+// MADV_DONTNEED on a clean private file map only drops the pages: touching them again reloads
+// them from the file, so a wrong offset costs time, never data. The length is rounded down to
+// whole pages, keeping the page the cursor is in. A no-op for bytes read into memory.
 void mapped_file::release_before(std::size_t offset) const {
   static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t len = std::min(offset, size_) / page * page;
@@ -173,7 +182,7 @@ void mapped_file_guard() {
   std::call_once(once, [] {
     struct sigaction sa {};
     sa.sa_sigaction = on_sigbus;
-    sa.sa_flags = SA_SIGINFO;
+    sa.sa_flags = SA_SIGINFO;  // the handler needs si_addr to find the file
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGBUS, &sa, nullptr);
   });

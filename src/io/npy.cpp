@@ -18,6 +18,7 @@
 namespace kf::io {
 namespace {
 
+// Every error of this file: std::runtime_error "NAME: what".
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw std::runtime_error(fmt::format("{}: {}", name, what));
 }
@@ -25,7 +26,7 @@ namespace {
 // At most ~80 characters of a header fragment, for messages: one line, so control bytes (a line
 // break inside a corrupted header) are shown as '?'.
 std::string quote(std::string_view s) {
-  const std::size_t end = s.find_first_of(",}");
+  const std::size_t end = s.find_first_of(",}");  // up to the end of this dict value
   s = s.substr(0, end);
   std::string q = s.size() > 80 ? std::string(s.substr(0, 77)) + "..." : std::string(s);
   for (char& c : q)
@@ -33,7 +34,9 @@ std::string quote(std::string_view s) {
   return q;
 }
 
-// The value text after 'key': in the header dict.
+// The value text after 'key': in the header dict (numpy writes single quotes; double quotes are
+// accepted too), leading spaces skipped. The rest of the header follows it: callers read only a
+// prefix. Throws when the key is missing.
 std::string_view dict_value(std::string_view header, std::string_view key,
                             const std::string& name) {
   const std::string quoted1 = fmt::format("'{}'", key), quoted2 = fmt::format("\"{}\"", key);
@@ -68,6 +71,8 @@ std::vector<index> parse_shape(std::string_view text, std::size_t& count, const 
     if (ec != std::errc() || p == text.data())
       fail(name, fmt::format("malformed shape in npy header ({})", quote(text)));
     if (shape.size() == 2) fail(name, "has more than 2 dimensions; expected a 1-D or 2-D array");
+    // product stays exact in 64 bits, or the header is refused: a wrapped count could pass the
+    // size check below with a tiny number.
     shape.push_back(static_cast<index>(dim));
     if (__builtin_mul_overflow(product, dim, &product))
       fail(name, "the npy header's shape has more values than any file can hold");
@@ -77,13 +82,15 @@ std::vector<index> parse_shape(std::string_view text, std::size_t& count, const 
   return shape;
 }
 
+// Reads count values of type From (stored in h's byte order and layout) into dst, a row-major
+// rows × cols buffer of T. memcpy, not a cast: the source may be unaligned inside the file.
 template <class From, class T>
 void convert_values(const char* src, const npy_header& h, T* dst) {
   const index rows = h.rows(), cols = h.cols();
   auto value = [&](std::size_t i) {
     From f;
     std::memcpy(&f, src + i * sizeof(From), sizeof(From));
-    if (h.big_endian) {
+    if (h.big_endian) {  // swap the bytes as an integer of the same width
       using U = std::conditional_t<sizeof(From) == 4, std::uint32_t, std::uint64_t>;
       U u;
       std::memcpy(&u, &f, sizeof u);
@@ -120,6 +127,9 @@ index npy_header::cols() const { return shape.size() < 2 ? 1 : shape[1]; }
 index npy_array::rows() const { return shape.empty() ? 1 : shape[0]; }
 index npy_array::cols() const { return shape.size() < 2 ? 1 : shape[1]; }
 
+// Layout: magic (6 bytes), major, minor, header length (2 bytes in 1.0, 4 in 2.0/3.0; 3.0 differs
+// only in encoding the dict as UTF-8, which changes nothing here), the dict. Every read is
+// bounds-checked against bytes.size() before it is made.
 npy_header npy_parse_header(std::string_view bytes, const std::string& name) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
     fail(name, "not a .npy file (missing the \\x93NUMPY magic); save arrays with numpy.save");
@@ -144,6 +154,7 @@ npy_header npy_parse_header(std::string_view bytes, const std::string& name) {
 
   npy_header h;
   const std::string_view descr = dict_value(header, "descr", name);
+  // descr must be a quoted 3-character type string: '<f4', '>f4', '<f8' or '>f8'.
   const std::string_view d = descr.size() >= 5 ? descr.substr(1, 3) : std::string_view{};
   const bool quoted =
       descr.size() >= 5 && (descr[0] == '\'' || descr[0] == '"') && descr[4] == descr[0];
@@ -174,6 +185,9 @@ npy_header npy_parse_header(std::string_view bytes, const std::string& name) {
 npy_file::npy_file(const std::string& path)
     : file_(path), header_(npy_parse_header(file_.bytes(), path)) {}
 
+// In place needs: the requested T, C order, the file's byte order equal to the machine's (both
+// little-endian), and the data's address aligned for T. The map is page-aligned, so the last
+// condition is about data_offset: numpy pads it to 64 bytes, a hand-made file may not.
 template <class T>
 bool npy_file::in_place() const {
   constexpr npy_dtype want = std::is_same_v<T, float> ? npy_dtype::f32 : npy_dtype::f64;
@@ -186,7 +200,7 @@ template <class T>
 const_matrix_view<T> npy_file::view() const {
   if (!in_place<T>()) fail(path(), "cannot be used in place (dtype, byte order or layout)");
   const auto* p = reinterpret_cast<const T*>(file_.bytes().data() + header_.data_offset);
-  return {p, header_.rows(), header_.cols()};
+  return {p, header_.rows(), header_.cols()};  // valid while this npy_file lives
 }
 
 template <class T>
@@ -219,6 +233,8 @@ npy_array npy_read(const std::string& path) {
 }
 
 namespace {
+// The version-1.0 preamble and dict for a C-order (rows, cols) array, or (rows·cols,) as a vector.
+// '<' is declared and the writers copy the machine's bytes: right on little-endian machines.
 template <class T>
 std::string npy_header_bytes(index rows, index cols, bool as_vector) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
@@ -228,10 +244,10 @@ std::string npy_header_bytes(index rows, index cols, bool as_vector) {
                               rows * cols)
                 : fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}",
                               descr, rows, cols);
-  const std::size_t total = 10 + dict.size() + 1;
-  dict.append((64 - total % 64) % 64, ' ');
+  const std::size_t total = 10 + dict.size() + 1;  // preamble + dict + '\n'
+  dict.append((64 - total % 64) % 64, ' ');        // pad: the data starts at a multiple of 64
   dict.push_back('\n');
-  std::string out("\x93NUMPY\x01\x00", 8);
+  std::string out("\x93NUMPY\x01\x00", 8);  // length 8: the string holds a NUL (minor 0)
   out.push_back(static_cast<char>(dict.size() & 0xff));
   out.push_back(static_cast<char>((dict.size() >> 8) & 0xff));
   return out + dict;
@@ -242,7 +258,7 @@ template <class T>
 std::string npy_encode(const_matrix_view<T> a, bool as_vector) {
   std::string out = npy_header_bytes<T>(a.rows, a.cols, as_vector);
   out.reserve(out.size() + static_cast<std::size_t>(a.rows * a.cols) * sizeof(T));
-  for (index i = 0; i < a.rows; ++i)
+  for (index i = 0; i < a.rows; ++i)  // row by row: a view may have a stride ld > cols
     out.append(reinterpret_cast<const char*>(a.row(i)),
                static_cast<std::size_t>(a.cols) * sizeof(T));
   return out;

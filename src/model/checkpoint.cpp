@@ -37,7 +37,7 @@ std::string checkpoint_metadata_get(const std::map<std::string, std::string>& m,
 index checkpoint_metadata_index(const std::map<std::string, std::string>& m, const std::string& key,
                                 index lo, index hi) {
   const std::string v = checkpoint_metadata_get(m, key);
-  long long x = 0;
+  long long x = 0;  // from_chars: the whole text, no spaces, no '+', no locale
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
   if (ec != std::errc() || end != v.data() + v.size() || v.empty())
     throw std::runtime_error(
@@ -56,7 +56,7 @@ double checkpoint_metadata_double(const std::map<std::string, std::string>& m,
   if (ec != std::errc() || end != v.data() + v.size() || v.empty() || !std::isfinite(x))
     throw std::runtime_error(fmt::format("checkpoint metadata '{}' = '{}' is not a finite number",
                                          key, checkpoint_quote(v)));
-  if (x < lo || x > hi || (hi_open && x == hi))
+  if (x < lo || x > hi || (hi_open && x == hi))  // "inf"/"nan" parse, but failed isfinite above
     throw std::runtime_error(fmt::format("checkpoint metadata '{}' = {} is outside [{}, {}{}", key,
                                          x, lo, hi, hi_open ? ")" : "]"));
   return x;
@@ -130,6 +130,8 @@ entry parse_entry(const std::string& name, const std::string& key, const nlohman
     fail(name, q + ": shape must be an array of at most 8 dimensions");
   std::uint64_t count = 1;
   for (const auto& s : shape) {
+    // 2^48 per dimension: far beyond any real tensor, and small enough that index (signed) holds
+    // it.
     if (!s.is_number_unsigned() || s.get<std::uint64_t>() > (std::uint64_t(1) << 48))
       fail(name, fmt::format("{}: shape {} has a dimension that is not a size", q, brief(shape)));
     const auto dim = s.get<std::uint64_t>();
@@ -139,7 +141,7 @@ entry parse_entry(const std::string& name, const std::string& key, const nlohman
     r.t.shape.push_back(static_cast<index>(dim));
   }
   const std::uint64_t esize = dtype_size(r.t.dtype);
-  if (count > data_size / esize)
+  if (count > data_size / esize)  // division, not count·esize: cannot wrap
     fail(name, fmt::format("{}: shape {} needs more bytes than the file's data section holds ({})",
                            q, brief(shape), data_size));
   const auto& off = e["data_offsets"];
@@ -148,6 +150,7 @@ entry parse_entry(const std::string& name, const std::string& key, const nlohman
     fail(name, fmt::format("{}: data_offsets {} is not a pair of byte offsets", q, brief(off)));
   r.begin = off[0].get<std::uint64_t>();
   r.end = off[1].get<std::uint64_t>();
+  // count·esize ≤ data_size now (checked above), so the product below is exact.
   if (r.end < r.begin || r.end - r.begin != count * esize)
     fail(name, fmt::format("{}: data_offsets [{}, {}] do not match its shape ({} bytes)", q,
                            r.begin, r.end, count * esize));
@@ -171,6 +174,8 @@ void parse_metadata(const std::string& name, const nlohmann::json& md, checkpoin
 // The tensors must tile the data section: sorted by offset, each starts where the previous one
 // ended, and the last ends at the end of the file (what the safetensors library checks too).
 void check_layout(const std::string& name, std::vector<entry>& es, std::uint64_t data_size) {
+  // Sorted by (begin, end), so zero-length tensors at one offset come before the one that starts
+  // there and never read as an overlap.
   std::sort(es.begin(), es.end(), [](const entry& a, const entry& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
@@ -204,6 +209,9 @@ void read_values(const std::string& name, const char* src, checkpoint_tensor& t)
                                checkpoint_quote(t.name), double(v[i]), i));
   };
   if (n == 0) return;  // an empty tensor (a run with no history yet): nothing to copy from
+  // memcpy: src is at an arbitrary offset in the string, so it may not be aligned for the type.
+  // The bytes are taken as they are: right for safetensors' little-endian data on a little-endian
+  // machine, which checkpoint_encode assumes too.
   if (t.dtype == checkpoint_dtype::f32) {
     t.values.resize(n);
     std::memcpy(t.values.data(), src, n * sizeof(float));
@@ -220,6 +228,7 @@ void read_values(const std::string& name, const char* src, checkpoint_tensor& t)
 
 }  // namespace
 
+// Linear scan; called once per parameter when a checkpoint is checked or applied.
 const checkpoint_tensor* checkpoint::find(const std::string& name) const {
   for (const auto& t : tensors)
     if (t.name == name) return &t;
@@ -232,7 +241,7 @@ const checkpoint_tensor* checkpoint::find(const std::string& name) const {
 std::string checkpoint_encode(const nn::parameters<float>& params,
                               const std::map<std::string, std::string>& metadata,
                               const std::vector<checkpoint_tensor>& extra) {
-  nlohmann::ordered_json header;
+  nlohmann::ordered_json header;  // keys in insertion order: the file lists tensors as written
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::size_t offset = 0;
   auto add = [&](const std::string& name, const char* dtype, const std::vector<index>& shape,
@@ -244,8 +253,8 @@ std::string checkpoint_encode(const nn::parameters<float>& params,
     add(pi.name, "F32", pi.shape, static_cast<std::size_t>(pi.size) * sizeof(float));
   for (const auto& t : extra) add(t.name, dtype_name(t.dtype), t.shape, tensor_count(t) * 8);
   std::string h = header.dump();
-  h.append((8 - h.size() % 8) % 8, ' ');
-  std::string out(8, '\0');  // N, little-endian
+  h.append((8 - h.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
+  std::string out(8, '\0');               // N, little-endian
   const std::uint64_t n = h.size();
   for (int b = 0; b < 8; ++b)
     out[static_cast<std::size_t>(b)] = static_cast<char>((n >> (8 * b)) & 0xff);
@@ -344,6 +353,8 @@ void checkpoint_check_shapes(const checkpoint& ck, const nn::parameters<float>& 
                                            config, checkpoint_quote(t.name)));
 }
 
+// Copies tensor by tensor as it checks: after a throw the parameters may be partly overwritten.
+// To keep a model intact on a bad file, call checkpoint_check_shapes first.
 void checkpoint_apply(const checkpoint& ck, nn::parameters<float>& params) {
   std::string missing;
   for (const auto& pi : params.info()) {
@@ -375,6 +386,7 @@ std::string rng_save(const std::mt19937_64& g) {
   return os.str();
 }
 
+// Parses into a scratch generator and assigns only on success, so g is unchanged on a throw.
 void rng_load(std::mt19937_64& g, const std::string& text, const std::string& what) {
   std::istringstream is(text);
   std::mt19937_64 r;
@@ -456,7 +468,7 @@ void train_state_encode(const train_state& s, std::map<std::string, std::string>
 std::optional<train_state> train_state_decode(const checkpoint& ck, index parameters) {
   if (!ck.metadata.count(kT + "done")) return std::nullopt;  // a final model: no state
   train_state s;
-  const index big = std::numeric_limits<index>::max() / 4;
+  const index big = std::numeric_limits<index>::max() / 4;  // any count, with room to add to it
   s.done = checkpoint_metadata_index(ck.metadata, kT + "done", 0, big);
   s.adam_steps = checkpoint_metadata_index(ck.metadata, kT + "adam_steps", 0, big);
   s.rng = checkpoint_metadata_get(ck.metadata, kT + "rng");
@@ -496,6 +508,7 @@ void train_state_check_run(const train_state& s, const std::map<std::string, std
     const auto it = s.run.find(k);
     const std::string saved = it == s.run.end() ? "(none)" : it->second;
     if (saved != v)
+      // Only options this run passes are compared; one the checkpoint lacks shows as "(none)".
       throw std::runtime_error(
           fmt::format("the checkpoint's run has {} = {}, this one {}: resume with the same options",
                       k, checkpoint_quote(saved), checkpoint_quote(v)));

@@ -44,7 +44,7 @@ generation_cache<T>::generation_cache(token_model<T>& m, bool no_cache)
   const index L = cfg.decoder_layers, C = cfg.block.d_model, H = cfg.block.heads;
   caches_.resize(static_cast<std::size_t>(L));
   if (route_ == generation_route::kv_cache)
-    kv_.assign(static_cast<std::size_t>(L), matrix<T>(cfg.context, 2 * C));
+    kv_.assign(static_cast<std::size_t>(L), matrix<T>(cfg.context, 2 * C));  // per layer: [k v]
   if (route_ == generation_route::recurrent)
     for (index i = 0; i < L * H; ++i)
       states_.emplace_back(kernel_with_draw(cfg.block.kernel, 0), C / H, C / H);
@@ -61,7 +61,7 @@ template <class T>
 std::span<const T> generation_cache<T>::append(std::span<const index> tokens) {
   if (tokens.empty()) throw std::invalid_argument("generation: no token to append");
   const index ctx = m_.config().context, V = m_.config().vocab;
-  for (index id : tokens)
+  for (index id : tokens)  // all checked first: a bad id throws with the cache unchanged
     if (id < 0 || id >= V)
       throw std::out_of_range(fmt::format("generation: token {} is outside 0..{}", id, V - 1));
   window_.insert(window_.end(), tokens.begin(), tokens.end());
@@ -81,14 +81,14 @@ std::span<const T> generation_cache<T>::append(std::span<const index> tokens) {
 template <class T>
 void generation_cache<T>::recompute() {
   const index ctx = m_.config().context, V = m_.config().vocab;
-  const index t = std::min<index>(ctx, static_cast<index>(window_.size()));
+  const index t = std::min<index>(ctx, static_cast<index>(window_.size()));  // the last t tokens
   token_input in;
   in.batch = 1;
   in.t = t;
   in.tokens = std::span<const index>(window_).subspan(window_.size() - static_cast<std::size_t>(t));
   m_.forward(in, {}, nullptr);
   logits_.resize(1, V);
-  std::copy_n(m_.logits().data() + (t - 1) * V, V, logits_.data());
+  std::copy_n(m_.logits().data() + (t - 1) * V, V, logits_.data());  // logits (t, V): last row
 }
 
 // The token at position pos_: embedding, every layer on its one row, final norm, head.
@@ -166,7 +166,7 @@ index pick_token(const T* z, index V, double temperature, index top_k, std::mt19
   const index k = top_k > 0 ? std::min(top_k, V) : V;
   std::partial_sort(order.begin(), order.begin() + k, order.end(),
                     [&](index a, index b) { return z[a] > z[b] || (z[a] == z[b] && a < b); });
-  const double zmax = double(z[order[0]]);
+  const double zmax = double(z[order[0]]);  // subtracted: exp never overflows, the top is 1
   double sum = 0;
   for (index i = 0; i < k; ++i) {
     const auto iu = static_cast<std::size_t>(i);
@@ -178,7 +178,7 @@ index pick_token(const T* z, index V, double temperature, index top_k, std::mt19
     u -= prob[static_cast<std::size_t>(i)];
     if (u < 0) return order[static_cast<std::size_t>(i)];
   }
-  return order[static_cast<std::size_t>(k - 1)];
+  return order[static_cast<std::size_t>(k - 1)];  // u ≈ sum by rounding: the last candidate
 }
 
 }  // namespace
@@ -201,7 +201,7 @@ void token_model_generate_stream(token_model<T>& m, std::span<const index> promp
   for (index step = 0; step < n_tokens; ++step) {
     const index next = pick_token(z.data(), V, temperature, top_k, rng, prob, order);
     emit(next);
-    if (step + 1 < n_tokens) z = gen.append(next);
+    if (step + 1 < n_tokens) z = gen.append(next);  // the last token needs no forward
   }
 }
 

@@ -30,6 +30,8 @@ index argmax(const T* row, index n) {
 
 }  // namespace
 
+// Pre-LN GELU blocks without dropout; throws std::invalid_argument for a name other than tiny
+// or small. seq2seq_configure later sets the vocabulary and context from the data.
 seq2seq_preset seq2seq_preset_get(const std::string& name) {
   seq2seq_preset p;
   p.name = name;
@@ -81,6 +83,8 @@ void seq2seq_configure(seq2seq_preset& p, const seq2seq_vocab& v,
   p.model.context = longest;
 }
 
+// The batch as the model's input: tokens and src are views of this batch's vectors, so the
+// batch must outlive the forward that reads them.
 token_input seq2seq_batch::input() const {
   token_input in;
   in.batch = batch;
@@ -129,6 +133,8 @@ seq2seq_batch seq2seq_make_batch(const seq2seq_vocab& v, std::span<const seq2seq
   return b;
 }
 
+// Every source is checked before the first forward. A row ends at its EOS (not emitted) or after
+// `context` tokens; rows already finished still ride along in the batch until all are done.
 std::vector<std::vector<index>> seq2seq_greedy(token_model<float>& m, const seq2seq_vocab& v,
                                                const std::vector<std::vector<index>>& sources,
                                                index batch,
@@ -204,7 +210,7 @@ seq2seq_eval seq2seq_evaluate(token_model<float>& m, const seq2seq_vocab& v,
     e.val_loss = e.token_accuracy = e.exact_match = NAN;
     return e;
   }
-  double loss = 0;
+  double loss = 0;  // summed over target positions, divided by their count at the end
   index tokens = 0, right = 0;
   std::vector<index> ids;
   for (index b0 = 0; b0 < n; b0 += per_batch) {
@@ -247,7 +253,7 @@ seq2seq_train_result seq2seq_train(token_model<float>& m, const seq2seq_vocab& v
   optim::adamw<float> opt = lm_optimizer(params, p.lr, p.weight_decay);
   // Warmup capped at a fifth of the run, so a short run still decays.
   const optim::lr_schedule sched{p.lr, p.min_lr, std::min(p.warmup, p.steps / 5), p.steps};
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(seed);  // one generator for the epoch shuffles and for dropout
   std::vector<index> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   const index B = std::min(p.batch, n);
@@ -330,7 +336,7 @@ seq2seq_alignment seq2seq_cross_alignment(token_model<float>& m, const seq2seq_v
             double on = 0;
             for (index j = lo; j < hi; ++j) on += double(w(i, j));
             a.per_head[std::size_t(l * H + h)] += on;
-            if (l == 0 && h == 0) {
+            if (l == 0 && h == 0) {  // per character, not per head: counted on one head only
               a.chance += double(hi - lo) / double(p.source.size());
               ++a.characters;
             }
@@ -343,6 +349,7 @@ seq2seq_alignment seq2seq_cross_alignment(token_model<float>& m, const seq2seq_v
   }
   for (double& x : a.per_head) x /= double(a.characters);
   a.chance /= double(a.characters);
+  // Flat index l·H + h of the best head (the first on ties).
   const auto best = std::max_element(a.per_head.begin(), a.per_head.end()) - a.per_head.begin();
   a.best_layer = index(best) / H;
   a.best_head = index(best) % H;

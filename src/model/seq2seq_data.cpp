@@ -45,7 +45,7 @@ std::array<long, 3> civil_from_days(long z) {
 // A random string of digits and lowercase letters, length uniform in [min, max], and its reverse.
 seq2seq_pair reverse_pair(const seq2seq_task& task, std::mt19937_64& rng) {
   std::uniform_int_distribution<index> len(task.min_length, task.max_length);
-  std::uniform_int_distribution<std::size_t> ch(0, kAlphabet.size() - 1);
+  std::uniform_int_distribution<std::size_t> ch(0, kAlphabet.size() - 1);  // 36 symbols
   seq2seq_pair p;
   const index n = len(rng);
   for (index i = 0; i < n; ++i) p.source += kAlphabet[ch(rng)];
@@ -67,7 +67,7 @@ double task_capacity(const seq2seq_task& task) {
   if (task.name == "dates")
     return double(days_from_civil(2049, 12, 31) - days_from_civil(1950, 1, 1) + 1);
   double c = 0, pow = 1;
-  for (index l = 1; l <= task.max_length && c < 4.6e18; ++l) {
+  for (index l = 1; l <= task.max_length && c < 4.6e18; ++l) {  // 4.6e18 ≈ 2^62: stop there
     pow *= double(kAlphabet.size());
     if (l >= task.min_length) c += pow;
   }
@@ -78,7 +78,7 @@ double task_capacity(const seq2seq_task& task) {
 // line's location.
 std::vector<std::string> split_fields(std::string_view line, char sep) {
   std::vector<std::string> fields(1);
-  if (sep == '\t') {
+  if (sep == '\t') {  // TSV has no quoting: every byte but the tab is content
     for (char c : line) {
       if (c == sep)
         fields.emplace_back();

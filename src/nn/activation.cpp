@@ -8,6 +8,7 @@
 
 namespace kf::nn {
 
+// Throws std::invalid_argument naming the bad value and the accepted ones.
 activation activation_parse(std::string_view name) {
   if (name == "relu") return activation::relu;
   if (name == "gelu") return activation::gelu;
@@ -35,9 +36,10 @@ template <class T>
 using const_row_array = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 }  // namespace
 
+// y = f(x), overwritten            x, y: (N, C); y may alias x (each row goes through scratch).
 template <class T>
 void activation_forward(activation a, matrix_view<T> y, const_matrix_view<T> x) {
-  const T s = T(std::numbers::sqrt2 / 2);
+  const T s = T(std::numbers::sqrt2 / 2);  // 1/√2, so erf(v·s) = erf(v/√2)
 #pragma omp parallel for schedule(static) if (x.rows * x.cols >= kParallelMin)
   for (index n = 0; n < x.rows; ++n) {
     const const_row_array<T> v(x.data + n * x.ld, x.cols);
@@ -52,6 +54,7 @@ void activation_forward(activation a, matrix_view<T> y, const_matrix_view<T> x) 
   }
 }
 
+// dx += dy · f'(x)                 x, dy, dx: (N, C); accumulates, like every backward here.
 template <class T>
 void activation_backward(activation a, matrix_view<T> dx, const_matrix_view<T> dy,
                          const_matrix_view<T> x) {
@@ -62,7 +65,7 @@ void activation_backward(activation a, matrix_view<T> dx, const_matrix_view<T> d
     row_array<T> d(dx.data + n * dx.ld, x.cols);
     if (a == activation::relu) {
       d += (v > T(0)).select(g, T(0));
-    } else {  // Φ(v) + v φ(v)
+    } else {  // GELU' = Φ(v) + v φ(v), φ(v) = exp(−v²/2)/√(2π)
       auto& tmp = scratch_row<T>(x.cols);
       tmp = g * (T(0.5) * (T(1) + (v * s).erf()) + v * inv_sqrt_2pi * (T(-0.5) * v * v).exp());
       d += tmp;

@@ -5,6 +5,8 @@
 
 namespace kf::nn {
 
+// Registers "<name>.weight" (out, in) and, with bias, "<name>.bias" (out). The bias follows the
+// weight's init only for nn.Linear's default (kaiming_linear); any other init gets a zero bias.
 template <class T>
 linear<T>::linear(parameters<T>& p, const std::string& name, index in_features, index out_features,
                   bool bias, init_kind init, double scale)
@@ -21,7 +23,7 @@ void linear<T>::forward(parameters<T>& p, matrix_view<T> y, const_matrix_view<T>
   // y = x Wᵀ (+ b): y starts as the bias, the GEMM adds x Wᵀ
   if (b >= 0) detail::fill_rows(y, p.value(b));
   detail::gemm(false, true, x.rows, out, in, T(1), x.data, x.ld, p.value(w), in,
-               b >= 0 ? T(1) : T(0), y.data, y.ld);
+               b >= 0 ? T(1) : T(0), y.data, y.ld);  // (N, out) = (N, in)·(in, out)
 }
 
 template <class T>
@@ -34,12 +36,12 @@ void linear<T>::backward(parameters<T>& p, matrix_view<T> dx, const_matrix_view<
       [&] {
         if (!dx.empty())
           detail::gemm(false, false, dy.rows, in, out, T(1), dy.data, dy.ld, p.value(w), in,
-                       overwrite_dx ? T(0) : T(1), dx.data, dx.ld);
+                       overwrite_dx ? T(0) : T(1), dx.data, dx.ld);  // dx (N, in)
       },
       [&] {
         detail::gemm(true, false, out, in, dy.rows, T(1), dy.data, dy.ld, x.data, x.ld, T(1),
-                     p.grad(w), in);
-        if (b >= 0) detail::add_column_sums(p.grad(b), dy);
+                     p.grad(w), in);                         // dW += dyᵀ x     (out, in)
+        if (b >= 0) detail::add_column_sums(p.grad(b), dy);  // db += Σ_rows dy  (out)
       });
 }
 

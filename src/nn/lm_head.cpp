@@ -14,6 +14,8 @@
 
 namespace kf::nn {
 
+// Tied head: registers nothing and has no bias; forward reads and backward accumulates into the
+// embedding's (V, C) weight, so one gradient collects both uses.
 template <class T>
 lm_head<T> lm_head<T>::tied(index weight_id, index vocab_size, index channels) {
   lm_head<T> h;
@@ -23,6 +25,7 @@ lm_head<T> lm_head<T>::tied(index weight_id, index vocab_size, index channels) {
   return h;
 }
 
+// Untied head: W (V, C) and b (V) with nn.Linear(C, V)'s U(±1/√C) init (fan_in = C).
 template <class T>
 lm_head<T>::lm_head(parameters<T>& p, const std::string& name, index channels, index vocab_size,
                     bool bias)
@@ -34,11 +37,11 @@ lm_head<T>::lm_head(parameters<T>& p, const std::string& name, index channels, i
 template <class T>
 void lm_head<T>::forward(parameters<T>& p, matrix_view<T> logits, const_matrix_view<T> h) const {
   detail::gemm(false, true, h.rows, vocab, c, T(1), h.data, h.ld, p.value(w), c, T(0), logits.data,
-               logits.ld);  // logits = h Wᵀ
-  if (b < 0) return;
+               logits.ld);  // logits = h Wᵀ      (N, V) = (N, C)·(C, V); beta = 0 overwrites
+  if (b < 0) return;        // tied heads have no bias
   const T* bv = p.value(b);
   for (index n = 0; n < logits.rows; ++n)
-    for (index v = 0; v < vocab; ++v) logits(n, v) += bv[v];
+    for (index v = 0; v < vocab; ++v) logits(n, v) += bv[v];  // + b, broadcast over rows
 }
 
 template <class T>
@@ -50,15 +53,18 @@ void lm_head<T>::backward(parameters<T>& p, matrix_view<T> dh, const_matrix_view
       [&] {
         if (!dh.empty())
           detail::gemm(false, false, dlogits.rows, c, vocab, T(1), dlogits.data, dlogits.ld,
-                       p.value(w), c, T(1), dh.data, dh.ld);
+                       p.value(w), c, T(1), dh.data, dh.ld);  // dh += dlogits W    (N, C)
       },
       [&] {
         detail::gemm(true, false, vocab, c, dlogits.rows, T(1), dlogits.data, dlogits.ld, h.data,
-                     h.ld, T(1), p.grad(w), c);
-        if (b >= 0) detail::add_column_sums(p.grad(b), dlogits);
+                     h.ld, T(1), p.grad(w), c);                   // dW += dlogitsᵀ h    (V, C)
+        if (b >= 0) detail::add_column_sums(p.grad(b), dlogits);  // db += Σ_rows dlogits  (V)
       });
 }
 
+// Mean token cross-entropy over the rows whose target is not −1 (N' of them); see the header for
+// the formula. Targets are validated in a first pass, before anything is written, so a bad
+// target throws with dlogits untouched.
 template <class T>
 double cross_entropy(const_matrix_view<T> logits, std::span<const index> targets,
                      matrix_view<T> dlogits) {
@@ -73,7 +79,7 @@ double cross_entropy(const_matrix_view<T> logits, std::span<const index> targets
     if (t < 0 || t >= v)
       throw std::out_of_range(
           fmt::format("cross_entropy: target {} at row {} is outside 0..{}", t, r, v - 1));
-    ++valid;
+    ++valid;  // N', the divisor of both the loss and the gradient
   }
   // Rows in parallel, each through an aligned scratch row (Eigen's vectorized exp; the same
   // packet path whatever the buffers' addresses, so results are bit-reproducible); row losses
@@ -86,18 +92,19 @@ double cross_entropy(const_matrix_view<T> logits, std::span<const index> targets
     if (e.size() != v) e.resize(v);
     e = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(logits.data + r * logits.ld, v);
     const T mx = e.maxCoeff();
-    e = (e - mx).exp();
+    e = (e - mx).exp();  // e_j = exp(l_j − max) ∈ (0, 1]: no overflow, and the sum is ≥ 1
     double sum = 0;
     for (index j = 0; j < v; ++j) sum += double(e[j]);
     if (t != -1)
       row_loss[static_cast<std::size_t>(r)] = std::log(sum) + double(mx) - double(logits(r, t));
+    // −log softmax_t = log Σ_j exp(l_j) − l_t = log(sum) + max − l_t
     if (dlogits.empty()) continue;
     T* dr = dlogits.data + r * dlogits.ld;
-    if (t == -1) {
+    if (t == -1) {  // ignored rows contribute nothing, and their gradient is written as 0
       std::fill_n(dr, v, T(0));
       continue;
     }
-    const double scale = 1.0 / (sum * double(valid));
+    const double scale = 1.0 / (sum * double(valid));  // d l_j = (softmax_j − [j = t]) / N'
     for (index j = 0; j < v; ++j) dr[j] = static_cast<T>(double(e[j]) * scale);
     dr[t] -= static_cast<T>(1.0 / double(valid));
   }

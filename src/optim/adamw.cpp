@@ -8,10 +8,14 @@
 
 namespace kf::optim {
 
+// Moments m, v start at zero and are kept in double whatever T is (the update below also runs in
+// double); they are the exp_avg / exp_avg_sq a checkpoint saves.
 template <class T>
 adamw<T>::adamw(adamw_config cfg, index size)
     : cfg_(cfg), m_(static_cast<std::size_t>(size), 0.0), v_(static_cast<std::size_t>(size), 0.0) {}
 
+// Puts back a checkpoint's moments and step count (the step drives the bias corrections).
+// Throws std::invalid_argument on a size mismatch, leaving the optimizer unchanged.
 template <class T>
 void adamw<T>::restore(std::vector<double> exp_avg, std::vector<double> exp_avg_sq, index steps) {
   if (exp_avg.size() != m_.size() || exp_avg_sq.size() != v_.size() || steps < 0)
@@ -21,6 +25,9 @@ void adamw<T>::restore(std::vector<double> exp_avg, std::vector<double> exp_avg_
   t_ = steps;
 }
 
+// One update of every parameter with learning rate lr (the schedule's value for this step).
+// Throws std::invalid_argument, before touching any state, if a buffer or the mask has the wrong
+// size.
 template <class T>
 void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
   if (values.size() != m_.size() || grads.size() != m_.size())
@@ -30,7 +37,7 @@ void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
   ++t_;
   const double bc1 = 1.0 - std::pow(cfg_.beta1, double(t_));
   const double bc2 = 1.0 - std::pow(cfg_.beta2, double(t_));
-  const double decay = 1.0 - lr * cfg_.weight_decay;
+  const double decay = 1.0 - lr * cfg_.weight_decay;  // decoupled: scales p, never enters m, v
   const auto n = static_cast<index>(values.size());
   const bool masked = !decay_mask_.empty();
   // Chunks of Eigen arrays (vectorized sqrt: std::sqrt keeps errno semantics and stays scalar),
@@ -38,6 +45,7 @@ void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
   constexpr index kChunk = 4096;
   using arr = Eigen::Array<double, Eigen::Dynamic, 1>;
   using farr = Eigen::Array<T, Eigen::Dynamic, 1>;
+  // lr·m̂ = (lr / bc1)·m and v̂ = v / bc2: the bias corrections folded into two scalars.
   const double b1 = cfg_.beta1, b2 = cfg_.beta2, step = lr / bc1, inv_bc2 = 1.0 / bc2;
 #pragma omp parallel for schedule(static) if (n >= (1 << 15))
   for (index c0 = 0; c0 < n; c0 += kChunk) {
@@ -46,17 +54,19 @@ void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
     Eigen::Map<arr> m(m_.data() + u0, len), v(v_.data() + u0, len);
     Eigen::Map<farr> p(values.data() + u0, len);
     const Eigen::Map<const farr> g(grads.data() + u0, len);
-    const arr gd = g.template cast<double>();
+    const arr gd = g.template cast<double>();  // the update runs in double, stored back as T
     m = b1 * m + (1 - b1) * gd;
     v = b2 * v + (1 - b2) * gd * gd;
     arr pd = p.template cast<double>();
     if (decay != 1.0)
       for (index i = 0; i < len; ++i)
         if (!masked || decay_mask_[u0 + static_cast<std::size_t>(i)]) pd[i] *= decay;
-    p = (pd - step * m / ((v * inv_bc2).sqrt() + cfg_.eps)).template cast<T>();
+    p = (pd - step * m / ((v * inv_bc2).sqrt() + cfg_.eps)).template cast<T>();  // eps outside √
   }
 }
 
+// Norm accumulated in double over the whole flat buffer (one global norm, not per tensor).
+// max_norm ≤ 0 disables clipping but still returns the norm, for logging.
 template <class T>
 double clip_grad_norm(std::span<T> grads, double max_norm) {
   double ss = 0;
@@ -69,6 +79,8 @@ double clip_grad_norm(std::span<T> grads, double max_norm) {
   return norm;
 }
 
+// step counts from 0. Warmup is (step + 1)/warmup, so step 0 already gets base/warmup and the
+// last warmup step gets base; past `total` the rate stays at min_lr.
 double lr_schedule::at(index step) const {
   if (warmup > 0 && step < warmup) return base * double(step + 1) / double(warmup);
   if (total <= warmup) return base;

@@ -14,18 +14,22 @@ bool word_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '\'' ||
          c >= 0x80;
 }
+// ASCII whitespace (the C locale's isspace, without depending on the locale).
 bool space_byte(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
 }  // namespace
 
+// Accepts "char" (or "character") and "word"; throws std::invalid_argument otherwise.
 tokenizer_kind tokenizer_kind_parse(std::string_view name) {
   if (name == "char" || name == "character") return tokenizer_kind::character;
   if (name == "word") return tokenizer_kind::word;
   throw std::invalid_argument(fmt::format("unknown tokenizer '{}': expected char or word", name));
 }
 
+// Pieces are substrings of s, in order and without gaps, so joining them gives s back.
+// Word pieces, for "Hi  there, it's\n": "Hi", " ", " there", ",", " it's", "\n".
 std::vector<std::string> tokenizer::split(std::string_view s) const {
   std::vector<std::string> out;
   if (kind_ == tokenizer_kind::character) {
@@ -36,7 +40,7 @@ std::vector<std::string> tokenizer::split(std::string_view s) const {
   std::size_t i = 0;
   const std::size_t n = s.size();
   auto u = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  while (i < n) {
+  while (i < n) {  // i: start of the next piece; j: its first byte after a glued space
     std::size_t j = i;
     // An optional single space glued to the following word or symbol.
     if (u(j) == ' ' && j + 1 < n && !space_byte(u(j + 1))) ++j;
@@ -55,18 +59,23 @@ std::vector<std::string> tokenizer::split(std::string_view s) const {
       out.emplace_back(s.substr(i, k - i));
       i = k;
     } else {
-      out.emplace_back(s.substr(i, j + 1 - i));
+      out.emplace_back(s.substr(i, j + 1 - i));  // one symbol byte (with its glued space)
       i = j + 1;
     }
   }
   return out;
 }
 
+// piece → id. emplace keeps the first id of a repeated piece; from_metadata detects repeats by
+// the map ending up smaller than the piece list.
 void tokenizer::index_pieces() {
   ids_.clear();
   for (std::size_t k = 0; k < pieces_.size(); ++k) ids_.emplace(pieces_[k], static_cast<index>(k));
 }
 
+// char: every byte in the text, whatever min_count and max_vocab say (at most 256 + <unk>).
+// word: pieces seen ≥ min_count times, most frequent first, ties in byte order (so the same text
+// gives the same ids), cut to max_vocab entries including <unk>; max_vocab ≤ 1 means no cap.
 tokenizer tokenizer::train(tokenizer_kind kind, std::string_view text, index min_count,
                            index max_vocab) {
   tokenizer t;
@@ -90,6 +99,7 @@ tokenizer tokenizer::train(tokenizer_kind kind, std::string_view text, index min
   return t;
 }
 
+// One id per split() piece; a piece not in the vocabulary becomes unk (0) and is counted.
 std::vector<index> tokenizer::encode(std::string_view text, index* unknown) const {
   std::vector<index> ids;
   index unk_count = 0;
@@ -109,7 +119,7 @@ std::vector<index> tokenizer::encode(std::string_view text, index* unknown) cons
 std::string tokenizer::decode(const std::vector<index>& ids) const {
   std::string s;
   for (index id : ids) {
-    if (id <= 0 || id >= size())
+    if (id <= 0 || id >= size())  // <unk>, and any id outside the vocabulary, never a throw
       s += kind_ == tokenizer_kind::character ? "?" : "<unk>";
     else
       s += pieces_[static_cast<std::size_t>(id)];
@@ -117,6 +127,8 @@ std::string tokenizer::decode(const std::vector<index>& ids) const {
   return s;
 }
 
+// Writes two entries: "tokenizer" (char | word) and "tokenizer_pieces", a JSON array of the
+// pieces after <unk>, in id order (piece k + 1 has id k + 1), so ids survive the round trip.
 void tokenizer::to_metadata(std::map<std::string, std::string>& m) const {
   m["tokenizer"] = kind_ == tokenizer_kind::character ? "char" : "word";
   // Pieces are arbitrary bytes; store them as arrays of byte values so the JSON stays valid.
@@ -129,6 +141,8 @@ void tokenizer::to_metadata(std::map<std::string, std::string>& m) const {
   m["tokenizer_pieces"] = arr.dump();
 }
 
+// The inverse of to_metadata. Metadata comes from a file, so everything is checked: throws
+// std::runtime_error naming the entry and the problem (a bad kind is quoted only if short).
 tokenizer tokenizer::from_metadata(const std::map<std::string, std::string>& m) {
   const auto k = m.find("tokenizer");
   const auto v = m.find("tokenizer_pieces");

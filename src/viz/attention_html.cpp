@@ -31,16 +31,18 @@ attention_site_view collect_site(const model::token_model<float>& m, model::atte
   s.heads = m.config().block.heads;
   for (index l = 0; l < s.layers; ++l)
     for (index h = 0; h < s.heads; ++h) {
-      const matrix<float> w = m.attention_weights(site, l, h, 0);
+      const matrix<float> w = m.attention_weights(site, l, h, 0);  // (queries, keys), item 0
       matrix<double> d(w.rows(), w.cols());
       std::copy(w.values().begin(), w.values().end(), d.values().begin());
       s.heads_as_kernels.push_back(head_inspect(d.cview(), l, h));
-      s.heads_as_kernels.back().site = s.id;
+      s.heads_as_kernels.back().site = s.id;  // head_inspect leaves "self"
       s.weights.push_back(std::move(d));
     }
   return s;
 }
 
+// A view may be built by hand (tests, other callers), so the JSON writer checks what site_json
+// indexes: layers · heads weight matrices and readings, each (queries, keys).
 void check_site(const attention_site_view& s) {
   const auto n = static_cast<std::size_t>(s.layers * s.heads);
   if (s.layers < 1 || s.heads < 1 || s.weights.size() != n || s.heads_as_kernels.size() != n)
@@ -56,6 +58,8 @@ void check_site(const attention_site_view& s) {
           w.rows(), w.cols(), s.queries.size(), s.keys.size()));
 }
 
+// One site as the page's JSON: weights[layer][head][query][key] and numbers[layer][head], the
+// best-fitting shape's median bandwidth and offset, its R², and df = tr W.
 nlohmann::json site_json(const attention_site_view& s) {
   nlohmann::json weights = nlohmann::json::array(), numbers = nlohmann::json::array();
   for (index l = 0; l < s.layers; ++l) {
@@ -88,6 +92,7 @@ nlohmann::json site_json(const attention_site_view& s) {
           {"layers", s.layers}, {"heads", s.heads}, {"weights", weights},   {"numbers", numbers}};
 }
 
+// Text for HTML content or a quoted attribute: the five characters with a meaning there.
 std::string html_escape(const std::string& s) {
   std::string r;
   for (char c : s) {
@@ -128,19 +133,21 @@ attention_view attention_view_collect(model::token_model<float>& m, std::span<co
     if (nl != n)
       throw std::invalid_argument(fmt::format("the {} has {} tokens but {} labels", what, n, nl));
   };
+  // Every input is checked before the forward: a bad call throws with the model untouched.
   check_len(tokens.size(), labels.size(), "text");
   if (m.is_encoder_decoder())
     check_len(source.size(), source_labels.size(), "source");
   else if (!source.empty())
     throw std::invalid_argument("a decoder-only model takes no source tokens");
-  model::token_input in;
+  model::token_input in;  // one batch item
   in.t = static_cast<index>(tokens.size());
   in.tokens = tokens;
   if (m.is_encoder_decoder()) {
     in.s = static_cast<index>(source.size());
     in.src = source;
   }
-  m.forward(in, {}, nullptr);
+  m.forward(in, {}, nullptr);  // no targets; nullptr: evaluation mode, no dropout
+  // Sites in the page's order: encoder self (keys = source), decoder self, cross (T × S).
   attention_view v;
   if (m.is_encoder_decoder())
     v.sites.push_back(collect_site(m, model::attention_site::encoder_self, cfg.encoder_layers,
@@ -180,6 +187,8 @@ std::string attention_view_json(const attention_view& v) {
   return out;
 }
 
+// Layout: head (title, inline CSS), the static body, the data as a JSON <script> (inert: the
+// browser does not run type application/json), then the script that reads it and draws.
 std::string attention_view_html(const attention_view& v) {
   const std::string data = attention_view_json(v);
   std::string page;

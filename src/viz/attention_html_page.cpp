@@ -14,6 +14,8 @@
 
 namespace kf::viz::detail {
 
+// Plain CSS, no external fonts or images; the #head-view / #head-numbers rules style what the
+// script creates.
 const char* const attention_page_css = R"css(
 body { font: 14px/1.4 system-ui, sans-serif; margin: 16px 24px; color: #222; background: #fff; }
 h1 { font-size: 20px; margin: 0 0 4px; }
@@ -44,6 +46,9 @@ th:first-child, td:first-child { text-align: left; }
 .thumb figcaption { font-size: 11px; color: #444; max-width: 160px; }
 )css";
 
+// The static markup: headings, controls and empty containers. The script finds them by id
+// (title, detail, site, site-label, layer, head, row-scale, head-view, head-numbers, model-view),
+// so an id changed here must change in the script too.
 const char* const attention_page_body = R"html(<header>
 <h1 id="title"></h1>
 <p id="detail"></p>
@@ -80,6 +85,8 @@ own with the box above ticked). Click one to show it in the head view.</p>
 </section>
 )html";
 
+// Plain JavaScript without modules or libraries. It reads the JSON from #attention-data (written
+// by attention_view_json, whose layout it indexes as data.sites[s].weights[layer][head][q][k]).
 const char* const attention_page_js = R"js('use strict';
 const data = JSON.parse(document.getElementById('attention-data').textContent);
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd',

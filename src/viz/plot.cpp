@@ -15,6 +15,8 @@
 namespace kf::viz {
 namespace {
 
+// The finite extent of some values; empty (lo > hi) until a finite one is added, so NaN/∞ and
+// log-axis values ≤ 0 (mapped to NaN) never stretch an axis.
 struct range {
   double lo = std::numeric_limits<double>::infinity();
   double hi = -std::numeric_limits<double>::infinity();
@@ -27,19 +29,22 @@ struct range {
 std::vector<double> nice_ticks(double lo, double hi, int target) {
   const double span = hi - lo;
   const double raw = span / target;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));  // 10^k ≤ raw < 10^(k+1)
   double step = mag;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
+  for (double m : {1.0, 2.0, 5.0, 10.0})  // the smallest nice step ≥ raw
     if (raw <= m * mag) {
       step = m * mag;
       break;
     }
   std::vector<double> t;
+  // The 1e-9 tolerances keep an end tick that rounding puts a hair outside, and print a
+  // round-off residue such as 1e-17 as a clean 0.
   for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
     t.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
   return t;
 }
 
+// Short tick text: %g, or one-digit scientific ("1e+06") for very large or small magnitudes.
 std::string tick_label(double v) {
   if (v == 0) return "0";
   const double a = std::abs(v);
@@ -57,6 +62,8 @@ void put_text(cairo_t* cr, const std::string& s, double x, double y, double ax, 
   cairo_show_text(cr, s.c_str());
 }
 
+// cairo's write callback: appends the bytes to the std::string passed as closure, so images are
+// produced in memory and the caller decides where (and how atomically) they go.
 cairo_status_t append(void* closure, const unsigned char* data, unsigned int len) {
   static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), len);
   return CAIRO_STATUS_SUCCESS;
@@ -64,9 +71,10 @@ cairo_status_t append(void* closure, const unsigned char* data, unsigned int len
 
 }  // namespace
 
+// On a log axis lo, hi are data values (> 0), not exponents; the ticks come back as values.
 std::vector<double> axis_ticks(double lo, double hi, bool log, int target) {
   if (!log) return nice_ticks(lo, hi, target);
-  const double a = std::log10(lo), b = std::log10(hi);
+  const double a = std::log10(lo), b = std::log10(hi);  // the exponent range
   std::vector<double> t;
   for (double e = std::ceil(a - 1e-9); e <= std::floor(b + 1e-9); ++e)
     t.push_back(std::pow(10.0, e));
@@ -81,9 +89,11 @@ namespace {
 
 // The plot area of a figure and its data → pixel mapping (log axes in decades).
 struct plot_frame {
-  double W, H, left, right, top, bottom;
-  range xr, yr;
+  double W, H, left, right, top, bottom;  // image size and margins, pixels
+  range xr, yr;                           // axis ranges in transformed units (log10 on log axes)
   bool log_x, log_y;
+
+  // tx, ty: data → axis units (NaN for v ≤ 0 on a log axis); px, py: data → pixels, y upwards.
 
   double tx(double v) const { return log_x ? (v > 0 ? std::log10(v) : NAN) : v; }
   double ty(double v) const { return log_y ? (v > 0 ? std::log10(v) : NAN) : v; }
@@ -93,9 +103,12 @@ struct plot_frame {
   double py(double y) const {
     return H - bottom - (ty(y) - yr.lo) / (yr.hi - yr.lo) * (H - top - bottom);
   }
-  bool drawable(double y) const { return std::isfinite(ty(y)); }
+  bool drawable(double y) const { return std::isfinite(ty(y)); }  // only y is checked
 };
 
+// Margins (left 80 px for tick labels, top 48 with a title, bottom 60 for the x label) and axis
+// ranges covering every series' finite x, y and band tops. An empty range becomes [0, 1]; a
+// constant one is widened by ±0.5 so the mapping never divides by zero.
 plot_frame frame_of(const figure& f) {
   plot_frame fr{
       double(f.width), double(f.height), 80, 24, f.title.empty() ? 20.0 : 48.0, 60, {}, {},
@@ -111,7 +124,7 @@ plot_frame frame_of(const figure& f) {
   if (!(yr.lo <= yr.hi)) yr = {0, 1};
   if (xr.hi - xr.lo < 1e-12) xr.lo -= 0.5, xr.hi += 0.5;
   if (yr.hi - yr.lo < 1e-12) yr.lo -= 0.5, yr.hi += 0.5;
-  const double ypad = 0.05 * (yr.hi - yr.lo);
+  const double ypad = 0.05 * (yr.hi - yr.lo);  // 5% headroom: extremes do not touch the frame
   yr.lo -= ypad, yr.hi += ypad;
   // Points at the ends of x would be cut in half by the frame: pad x too when any are drawn
   // (curves alone keep the tight range, as a function plot reads best).
@@ -124,12 +137,13 @@ plot_frame frame_of(const figure& f) {
   return fr;
 }
 
-// The series in order, clipped to the plot area.
+// The series in order, clipped to the plot area. A point whose y cannot be drawn (non-finite, or
+// ≤ 0 on a log axis) is skipped; on a line it lifts the pen, so a gap shows as a gap.
 void draw_series(cairo_t* cr, const plot_frame& fr, const series& s) {
   cairo_set_source_rgba(cr, s.color.r, s.color.g, s.color.b, s.alpha);
   const std::size_t n = std::min(s.x.size(), s.y.size());
   if (s.type == series::kind::points) {
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < n; ++i) {  // all points as one path, filled once
       if (!fr.drawable(s.y[i])) continue;
       cairo_new_sub_path(cr);
       cairo_arc(cr, fr.px(s.x[i]), fr.py(s.y[i]), s.width, 0, 2 * M_PI);
@@ -155,7 +169,7 @@ void draw_series(cairo_t* cr, const plot_frame& fr, const series& s) {
     for (std::size_t i = 0; i < n; ++i) {
       if (!fr.drawable(s.y[i])) continue;
       const double x0 = fr.px(s.x[i] - s.cell_w / 2), x1 = fr.px(s.x[i] + s.cell_w / 2);
-      const double y0 = fr.py(s.y[i] + s.cell_h / 2), y1 = fr.py(s.y[i] - s.cell_h / 2);
+      const double y0 = fr.py(s.y[i] + s.cell_h / 2), y1 = fr.py(s.y[i] - s.cell_h / 2);  // y0: top
       cairo_rectangle(cr, x0, y0, x1 - x0, y1 - y0);
     }
     cairo_fill(cr);
@@ -168,6 +182,7 @@ void draw_series(cairo_t* cr, const plot_frame& fr, const series& s) {
       while (i < m && fr.drawable(s.y[i]) && fr.drawable(s.y_upper[i])) ++i;
       if (i - start < 2) continue;
       cairo_move_to(cr, fr.px(s.x[start]), fr.py(s.y[start]));
+      // Along the lower edge left → right, back along the upper edge right → left.
       for (std::size_t j = start + 1; j < i; ++j) cairo_line_to(cr, fr.px(s.x[j]), fr.py(s.y[j]));
       for (std::size_t j = i; j-- > start;) cairo_line_to(cr, fr.px(s.x[j]), fr.py(s.y_upper[j]));
       cairo_close_path(cr);
@@ -179,11 +194,12 @@ void draw_series(cairo_t* cr, const plot_frame& fr, const series& s) {
 // Does the segment (u0, v0)–(u1, v1) meet the box [x0, x1] × [y0, y1]? (Liang–Barsky clipping.)
 bool segment_meets_box(double u0, double v0, double u1, double v1, double x0, double x1, double y0,
                        double y1) {
+  // The segment is u0 + t·du, t ∈ [0, 1]; each of the four edges p_e·t ≤ q_e narrows [t0, t1].
   double t0 = 0, t1 = 1;
   const double du = u1 - u0, dv = v1 - v0;
   const double p[4] = {-du, du, -dv, dv}, q[4] = {u0 - x0, x1 - u0, v0 - y0, y1 - v0};
   for (int e = 0; e < 4; ++e) {
-    if (p[e] == 0) {
+    if (p[e] == 0) {  // parallel to this edge: outside it entirely, or no constraint
       if (q[e] < 0) return false;
       continue;
     }
@@ -225,6 +241,8 @@ std::size_t marks_covered(const figure& f, const plot_frame& fr, double bx, doub
 // right, bottom left, the first of the emptiest. Returns it and the box's top-left pixel.
 std::pair<corner, std::pair<double, double>> legend_box(const figure& f, const plot_frame& fr,
                                                         double bw, double bh) {
+  // Box corners 8 px inside the frame; c = 0..3 walks the corner enum's order (right/left, then
+  // top/bottom), and a strict < keeps the earlier corner on a tie.
   const double xs[2] = {fr.W - fr.right - bw - 8, fr.left + 8};
   const double ys[2] = {fr.top + 8, fr.H - fr.bottom - bh - 8};
   std::pair<corner, std::pair<double, double>> best{corner::top_right, {xs[0], ys[0]}};
@@ -250,7 +268,7 @@ std::pair<double, double> legend_size(cairo_t* cr, const figure& f) {
     ++count;
   }
   if (count == 0) return {0, 0};
-  return {wmax + 48, 20.0 * double(count) + 8};
+  return {wmax + 48, 20.0 * double(count) + 8};  // 38 px swatch column + text + 10; 20 px rows
 }
 
 // A legend of the labelled series, in the corner where it hides the least data.
@@ -270,6 +288,7 @@ void draw_legend(cairo_t* cr, const figure& f, const plot_frame& fr) {
   for (std::size_t i = 0; i < labelled.size(); ++i) {
     const auto* s = labelled[i];
     const double yy = by + 14 + 20.0 * double(i);
+    // A faint band (low alpha) still gets a visible swatch.
     cairo_set_source_rgba(cr, s->color.r, s->color.g, s->color.b, std::max(s->alpha, 0.35));
     if (s->type == series::kind::points) {
       cairo_arc(cr, bx + 18, yy, 3.5, 0, 2 * M_PI);
@@ -287,6 +306,8 @@ void draw_legend(cairo_t* cr, const figure& f, const plot_frame& fr) {
   }
 }
 
+// A whole figure: background, grid and tick labels, the series clipped to the frame, then the
+// frame, axis labels, title and legend on top.
 void draw(cairo_t* cr, const figure& f) {
   const plot_frame fr = frame_of(f);
   const double W = fr.W, H = fr.H, left = fr.left, right = fr.right, top = fr.top,
@@ -302,6 +323,7 @@ void draw(cairo_t* cr, const figure& f) {
   cairo_set_line_width(cr, 1);
   const range& xr = fr.xr;
   const range& yr = fr.yr;
+  // The ranges are in log10 units on a log axis: back to values for axis_ticks.
   const auto yt = f.log_y ? axis_ticks(std::pow(10.0, yr.lo), std::pow(10.0, yr.hi), true, 6)
                           : axis_ticks(yr.lo, yr.hi, false, 6);
   const auto xt = f.log_x ? axis_ticks(std::pow(10.0, xr.lo), std::pow(10.0, xr.hi), true, 8)
@@ -341,13 +363,16 @@ rgb viridis(double t) {
       {0.267, 0.005, 0.329}, {0.283, 0.141, 0.458}, {0.254, 0.265, 0.530},
       {0.207, 0.372, 0.553}, {0.164, 0.471, 0.558}, {0.128, 0.567, 0.551},
       {0.135, 0.659, 0.518}, {0.478, 0.821, 0.318}, {0.993, 0.906, 0.144}};
-  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 8.0;
+  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 8.0;  // t ∈ [0, 1] → segment i, fraction f
   const int i = std::min(7, static_cast<int>(t));
   const double f = t - i;
   return {c[i][0] + f * (c[i + 1][0] - c[i][0]), c[i][1] + f * (c[i + 1][1] - c[i][1]),
           c[i][2] + f * (c[i + 1][2] - c[i][2])};
 }
 
+// One heatmap filling h.width × h.height from the current origin (render_grid translates it).
+// Colours span the finite values' [lo, hi]; a constant matrix gets [lo, lo + 1], so it shows as
+// the bottom colour instead of dividing by zero.
 void draw_heatmap(cairo_t* cr, const heatmap& h) {
   const double W = h.width, H = h.height;
   const bool tokens = !h.xticks.empty() || !h.yticks.empty();
@@ -368,7 +393,7 @@ void draw_heatmap(cairo_t* cr, const heatmap& h) {
       if (std::isnan(v)) continue;  // masked: left blank
       const rgb col = viridis((v - lo) / (hi - lo));
       cairo_set_source_rgb(cr, col.r, col.g, col.b);
-      cairo_rectangle(cr, left + j * cw, top + i * ch, cw + 0.5, ch + 0.5);
+      cairo_rectangle(cr, left + j * cw, top + i * ch, cw + 0.5, ch + 0.5);  // +0.5: no seams
       cairo_fill(cr);
     }
   cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
@@ -387,7 +412,7 @@ void draw_heatmap(cairo_t* cr, const heatmap& h) {
     for (int i = 0; i < h.rows && i < static_cast<int>(h.yticks.size()); ++i)
       text(h.yticks[static_cast<std::size_t>(i)], left - 6, top + (i + 0.5) * ch, 1.0, 0.5, 12);
   } else {
-    for (double v : nice_ticks(0, h.cols - 1, 6))
+    for (double v : nice_ticks(0, h.cols - 1, 6))  // index ticks at cell centres
       text(tick_label(v), left + (v + 0.5) * cw, top + ph + 6, 0.5, 0.0, 11);
     for (double v : nice_ticks(0, h.rows - 1, 6))
       text(tick_label(v), left - 6, top + (v + 0.5) * ch, 1.0, 0.5, 11);
@@ -419,6 +444,9 @@ void draw_heatmap(cairo_t* cr, const heatmap& h) {
   }
 }
 
+// Runs draw_fn on an SVG (streamed into the string as cairo writes it) or ARGB32 image surface
+// (encoded as PNG at the end) and returns the bytes. Throws std::runtime_error with cairo's
+// message if the surface failed — checked after finish, when the SVG has been flushed.
 template <class Draw>
 std::string render_surface(int width, int height, image_format fmt, Draw&& draw_fn) {
   std::string out;
@@ -437,6 +465,7 @@ std::string render_surface(int width, int height, image_format fmt, Draw&& draw_
   return out;
 }
 
+// The format a path asks for; throws std::invalid_argument naming the path otherwise.
 image_format format_for(const std::string& path) {
   if (path.ends_with(".svg")) return image_format::svg;
   if (path.ends_with(".png")) return image_format::png;
@@ -445,6 +474,7 @@ image_format format_for(const std::string& path) {
 
 }  // namespace
 
+// Throws std::invalid_argument if values is not rows × cols.
 std::string render(const heatmap& h, image_format fmt) {
   if (static_cast<std::size_t>(h.rows) * static_cast<std::size_t>(h.cols) != h.values.size())
     throw std::invalid_argument("heatmap: values do not match rows x cols");
@@ -458,7 +488,7 @@ std::string render_for_path(const heatmap& h, const std::string& path) {
 std::string render_grid(const std::vector<heatmap>& panels, int columns, const std::string& title,
                         image_format fmt) {
   if (panels.empty() || columns < 1) throw std::invalid_argument("heatmap grid: no panels");
-  int pw = 0, ph = 0;
+  int pw = 0, ph = 0;  // every cell is the largest panel's size; panels are not rescaled
   for (const auto& h : panels) {
     if (static_cast<std::size_t>(h.rows) * static_cast<std::size_t>(h.cols) != h.values.size())
       throw std::invalid_argument("heatmap: values do not match rows x cols");
@@ -478,7 +508,7 @@ std::string render_grid(const std::vector<heatmap>& panels, int columns, const s
     for (int k = 0; k < n; ++k) {
       cairo_save(cr);
       cairo_translate(cr, (k % cols) * pw, top + (k / cols) * ph);
-      cairo_rectangle(cr, 0, 0, pw, ph);
+      cairo_rectangle(cr, 0, 0, pw, ph);  // a panel never draws into its neighbour
       cairo_clip(cr);
       draw_heatmap(cr, panels[static_cast<std::size_t>(k)]);
       cairo_restore(cr);
@@ -491,6 +521,8 @@ std::string render_grid_for_path(const std::vector<heatmap>& panels, int columns
   return render_grid(panels, columns, title, format_for(path));
 }
 
+// The legend's size needs text metrics, hence a throwaway 1×1 surface; the choice is the same
+// legend_box call that draw_legend makes.
 corner legend_corner(const figure& f) {
   cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
   cairo_t* cr = cairo_create(surface);

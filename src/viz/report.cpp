@@ -55,11 +55,13 @@ std::string csv_cell(std::string_view text) {
   return r + "\"";
 }
 
+// "—" is U+2014 (UTF-8); the page declares charset utf-8.
 std::string format_number(double v, int digits) {
   if (std::isnan(v)) return "—";
   return fmt::format("{:.{}g}", v, digits);
 }
 
+// Names are written as given (not csv_cell-quoted); values in fmt's shortest round-trip form.
 std::string csv_columns(const std::vector<std::string>& names,
                         const std::vector<const std::vector<double>*>& columns) {
   std::string s;
@@ -74,12 +76,14 @@ std::string csv_columns(const std::vector<std::string>& names,
   return s;
 }
 
+// Aggregate order of series: type, x, y, y_upper, label, color, width, alpha. Lines are opaque.
 series line_series(std::vector<double> x, std::vector<double> y, std::string label, rgb color,
                    double width) {
   return series{series::kind::line, std::move(x), std::move(y), {},
                 std::move(label),   color,        width,        1};
 }
 
+// Points at alpha 0.8, so overlapping data points stay visible.
 series point_series(std::vector<double> x, std::vector<double> y, std::string label, rgb color,
                     double radius) {
   return series{series::kind::points, std::move(x), std::move(y), {},
@@ -90,6 +94,7 @@ series point_series(std::vector<double> x, std::vector<double> y, std::string la
 // commit(); figures and tables stage their files on the writer as they are added.
 report::report(std::string dir, report_head head) : dir_(std::move(dir)), head_(std::move(head)) {}
 
+// `id` goes unescaped into an attribute and a link: a plain identifier is expected.
 void report::section(const std::string& id, const std::string& title,
                      const std::string& intro_html) {
   toc_ += fmt::format("<li><a href=\"#{}\">{}</a></li>\n", id, html_escape(title));
@@ -105,6 +110,8 @@ void report::pre(const std::string& text) {
   body_.append("<pre>").append(html_escape(text)).append("</pre>\n");
 }
 
+// Both images are rendered now (in memory) and staged; a rendering error throws before the
+// figure is numbered or anything is added to the page.
 void report::figure(const std::string& name, const viz::figure& f, const std::string& csv,
                     const std::string& caption_html) {
   stage_figure(name, render(f, image_format::svg), render(f, image_format::png), csv, f.title,
@@ -167,13 +174,14 @@ void report::commit(const std::string& subtitle) {
       html_escape(head_.title), kStyle, html_escape(head_.heading), html_escape(subtitle),
       head_.intro_html, toc_, body_);
   writer_.stage(dir_ + "/index.html", html);
-  writer_.commit();
+  writer_.commit();  // renames in staging order: figures first, index.html last
 }
 
 // One <figure>: the SVG shown, links to SVG, PNG and (if any) CSV; numbered in page order.
 void report::stage_figure(const std::string& name, const std::string& svg, const std::string& png,
                           const std::string& csv, const std::string& title,
                           const std::string& caption) {
+  // `name` is a file stem and an id: like section ids, written unescaped.
   const std::string base = dir_ + "/figures/" + name;
   writer_.stage(base + ".svg", svg);
   writer_.stage(base + ".png", png);
