@@ -44,7 +44,8 @@ class adamw {
 template <class T>
 double clip_grad_norm(std::span<T> grads, double max_norm);
 
-// lr(step): linear warmup from 0 over `warmup` steps, then cosine decay to min_lr at `total`.
+// lr(step): linear warmup over `warmup` steps (base·(step + 1)/warmup: step 0 gets base/warmup),
+// then cosine decay to min_lr at `total`.
 struct lr_schedule {
   double base = 1e-3, min_lr = 0.0;
   index warmup = 0, total = 0;  // total = 0: constant after warmup
