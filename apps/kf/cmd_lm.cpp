@@ -206,7 +206,9 @@ void add_train_lm(CLI::App* train) {
                   "tiny (2 layers, width 64, context 32) | small (nanoGPT's CPU Shakespeare: 4 "
                   "layers, 4 heads, width 128, context 64)")
       ->capture_default_str();
-  sub->add_option("--kernel", o->kernel, "attention kernel: exp_dot, gaussian:h=…, …")
+  sub->add_option("--kernel", o->kernel,
+                  "attention kernel: exp_dot, gaussian:h=…, …; linear time: elu1, "
+                  "favor:features=R (redraw=1: fresh features every step)")
       ->capture_default_str();
   sub->add_option("--iters", o->iters, "iterations (default: 400 tiny, 2000 small)");
   sub->add_option("--batch", o->batch, "batch size (default: 16 tiny, 12 small)");

@@ -17,7 +17,9 @@ void add_regressor_flags(CLI::App* sub, regressor_flags& f, const regressor_defa
          "--config", f.config,
          "quick (seconds) | code (d 128, as the authors' code runs) | paper (d 512, PE 128)")
       ->capture_default_str();
-  sub->add_option("--kernel", f.kernel, "attention kernel: exp_dot, gaussian:h=…, periodic, …")
+  sub->add_option("--kernel", f.kernel,
+                  "attention kernel: exp_dot, gaussian:h=…, periodic, …; linear time: elu1, "
+                  "favor:features=R (redraw=1: fresh features every step)")
       ->capture_default_str();
   sub->add_option("--seed", f.seed, "seed for initialization, shuffling and dropout")
       ->capture_default_str();
