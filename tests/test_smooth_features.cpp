@@ -233,6 +233,14 @@ TEST(SmoothFeatures, RedrawIsForTrainingAndEachDrawIsAnotherKernel) {
   EXPECT_TRUE(kernel_redraws(redraw));
   EXPECT_FALSE(kernel_redraws(kernel_parse("favor:features=8")));
   EXPECT_FALSE(kernel_redraws(kernel_parse("exp_dot")));
+  // rff takes the same path: the draw replaces its seed and clears redraw.
+  const kernel_spec rff = kernel_parse("rff:h=2,features=8,seed=4,redraw=1");
+  EXPECT_TRUE(kernel_redraws(rff));
+  EXPECT_FALSE(kernel_redraws(kernel_with_draw(rff, 3)));
+  EXPECT_EQ(std::get<kernel_rff>(kernel_with_draw(rff, 0).first).seed, 4u);
+  EXPECT_NE(std::get<kernel_rff>(kernel_with_draw(rff, 3).first).seed, 4u);
+  EXPECT_NE(std::get<kernel_rff>(kernel_with_draw(rff, 2).first).seed,
+            std::get<kernel_rff>(kernel_with_draw(rff, 3).first).seed);
   try {
     smooth_forward<double>(out.view(), {}, q.cview(), k.cview(), v.cview(), redraw, mask::none());
     ADD_FAILURE() << "redraw=1 accepted by one smoothing call";
