@@ -74,8 +74,6 @@ kde_fit fit_density(const kde_options& o, const any_kernel& kernel, const matrix
     // Under mpirun (docs/scale-out.md): every rank reads the data and takes its block of the
     // points; rank 0 writes.
     if (dist::size() > 1) ko.shard = dist::world_shard();
-    if (const auto why = kde_shard_refusal(x.cview(), ko); ko.shard.active() && !why.empty())
-      throw mpi_refusal("under mpirun, " + why + " (kf kde --help)");
     return kde_fit_data(
         kernel, x.cview(), crit, fixed, [&](int done, int total) { bar.update(done, total); }, ko);
   } catch (const std::invalid_argument& e) {
@@ -186,10 +184,10 @@ void add_kde(CLI::App& app) {
       "cv-ls gaussian only; a cv-ml bandwidth at 10^6 points takes ~30 s); --exact forces exact\n"
       "sums. 3+ columns (gaussian only) are exact over all pairs: slow beyond ~10^5 points.\n"
       "On a terminal every step that takes over a second shows a progress bar with ETA.\n"
-      "Under mpirun every rank reads the data: 1-D binned grids are binned in blocks and\n"
-      "summed, exact criteria summed over blocks of the points, exact densities merged over\n"
-      "blocks of the keys; rank 0 writes (equal to one process to 1e-12). Refused there: the\n"
-      "2-column binned route (give --exact).");
+      "Under mpirun every rank reads the data: binned grids (1-D and 2-D) are binned in\n"
+      "blocks and summed, criteria summed over blocks of the points, exact densities merged\n"
+      "over blocks of the keys; rank 0 writes (equal to one process to 1e-12). Every route\n"
+      "runs there.");
   sub->callback([o] { run(*o); });
 }
 

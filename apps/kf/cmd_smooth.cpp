@@ -226,11 +226,11 @@ void add_smooth(CLI::App& app) {
       "O(n·r^2) for the band: ~gaussian within ~r^-1/2 of its weights; nw only). On a terminal "
       "every step that takes over a second (reading,\n"
       "binning, transforms, exact sums, neighbor queries, the search) shows a bar with ETA.\n"
-      "Under mpirun every rank reads the data: binned grids are binned in blocks and summed,\n"
-      "all-pairs criteria are summed over blocks of the points, predictions merged over blocks\n"
-      "of the keys; rank 0 writes (equal to one process to 1e-12). Refused there: --method knn,\n"
-      "--loo, compact kernels on the sorted-window (1-D exact) and k-d tree (2+ columns) routes,\n"
-      "2-column nw on the binned 2-D route, rff.");
+      "Under mpirun every rank reads the data: binned grids (1-D, 2-D) are binned in blocks\n"
+      "and summed, every route's criteria summed over blocks of the points; predictions are\n"
+      "merged over blocks of the keys (all pairs) or split by blocks of the points (knn, sorted\n"
+      "windows, k-d tree); rank 0 writes (equal to one process to 1e-12). Refused there: --loo,\n"
+      "knn --exact, rff.");
   sub->callback([o] { run(*o); });
 }
 

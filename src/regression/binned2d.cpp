@@ -111,7 +111,7 @@ class fft2 {
 
 binned_2d::binned_2d(const_matrix_view<double> x, std::span<const double> y,
                      std::array<double, 2> lo, std::array<double, 2> hi, std::array<double, 2> h,
-                     double cells_per_h, const binned2d_settings& st)
+                     double cells_per_h, const binned2d_settings& st, const data_shard& shard)
     : lo_(lo), h_(h) {
   // Per axis: G a power of two with h/δ ≥ cells_per_h, within [16, max_cells]; a column of one
   // distinct value gets δ = 1 (every point on node 0).
@@ -128,10 +128,11 @@ binned_2d::binned_2d(const_matrix_view<double> x, std::span<const double> y,
   // then are split into the three grids the transforms read.
   std::vector<std::array<double, 3>> cell3(with_y ? cells : 0, {0.0, 0.0, 0.0});
   if (!with_y) c_.assign(cells, 0.0);
-  progress_step step(fmt::format("binning {} points on a {} x {} grid", x.rows, g_[0], g_[1]),
-                     x.rows);
-  for (index i = 0; i < x.rows; ++i) {
-    step.tick(i);
+  const auto mine = shard.block_of(x.rows);  // every row unless the points are sharded
+  progress_step step(fmt::format("binning {} points on a {} x {} grid", mine.size(), g_[0], g_[1]),
+                     mine.size());
+  for (index i = mine.lo; i < mine.hi; ++i) {
+    step.tick(i - mine.lo);
     index g[2];
     double f[2];
     for (int a = 0; a < 2; ++a) {
@@ -159,7 +160,10 @@ binned_2d::binned_2d(const_matrix_view<double> x, std::span<const double> y,
       cell[2] += w[q] * yi * yi;
     }
   }
-  if (!with_y) return;
+  if (!with_y) {
+    shard.sum_all(c_);  // the other processes' blocks
+    return;
+  }
   c_.resize(cells);
   cy_.resize(cells);
   cyy_.resize(cells);
@@ -168,6 +172,19 @@ binned_2d::binned_2d(const_matrix_view<double> x, std::span<const double> y,
     cy_[q] = cell3[q][1];
     cyy_[q] = cell3[q][2];
   }
+  if (!shard.active()) return;
+  // The other processes' blocks: one rank-ordered sum of the three grids, packed.
+  std::vector<double> all(3 * cells);  // [c | cy | cyy]
+  std::copy(c_.begin(), c_.end(), all.begin());
+  std::copy(cy_.begin(), cy_.end(), all.begin() + static_cast<std::ptrdiff_t>(cells));
+  std::copy(cyy_.begin(), cyy_.end(), all.begin() + static_cast<std::ptrdiff_t>(2 * cells));
+  shard.sum_all(all);
+  const auto at = [&](std::size_t k) {
+    return all.begin() + static_cast<std::ptrdiff_t>(k * cells);
+  };
+  std::copy(at(0), at(1), c_.begin());
+  std::copy(at(1), at(2), cy_.begin());
+  std::copy(at(2), at(3), cyy_.begin());
 }
 
 // s0 = c ∗ K, t0 = cy ∗ K, q0 = c ∗ K² on the grid, the kernel sampled at the lags (l₀, l₁) as

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernelformer/kernels.hpp"
+#include "kernelformer/regression/shard.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -32,10 +33,12 @@ struct binned2d_settings {
 class binned_2d {
  public:
   // x: n × 2; y: n values or empty (density). The grid spans [lo, hi] per axis, which must hold
-  // every data point; cells from the bandwidths h.
+  // every data point; cells from the bandwidths h. With an active shard each process bins its
+  // block of the points and the grids are summed over the processes (rank order), so every
+  // process holds the same grid, as in 1-D (binned.hpp).
   binned_2d(const_matrix_view<double> x, std::span<const double> y, std::array<double, 2> lo,
             std::array<double, 2> hi, std::array<double, 2> h, double cells_per_h,
-            const binned2d_settings& st);
+            const binned2d_settings& st, const data_shard& shard = {});
 
   struct sums {
     std::vector<double> s0, t0, q0;  // Σ K, Σ K y (with y), Σ K² (with_q); row-major G₁ × G₂

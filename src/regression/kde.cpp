@@ -202,10 +202,12 @@ double binned_criterion(const any_kernel& kernel, const_matrix_view<double> x,
   const detail::binned2d_settings st;
   const double cells = search ? st.search_cells_per_h : st.cells_per_h;
   const std::array<double, 2> hh = {h.at(0), h.at(1)};
-  if (!cv_ls) return detail::kde2d_cv_ml(kernel, x, hh, detail::kernel_integral_2d(kernel), cells);
+  if (!cv_ls)
+    return detail::kde2d_cv_ml(kernel, x, hh, detail::kernel_integral_2d(kernel), cells,
+                               options.shard);
   if (kernel_name(kernel) != "gaussian")
     throw std::invalid_argument("kde cv-ls: multivariate needs the gaussian kernel");
-  return detail::kde2d_cv_ls_gaussian(x, hh, cells);
+  return detail::kde2d_cv_ls_gaussian(x, hh, cells, options.shard);
 }
 
 }  // namespace
@@ -226,13 +228,6 @@ double kde_criterion(const any_kernel& kernel, const_matrix_view<double> x,
     kb = std::make_unique<detail::kde_binned>(col, options.shard);
   }
   return binned_criterion(kernel, x, bandwidth, criterion, false, options, kb.get());
-}
-
-std::string kde_shard_refusal(const_matrix_view<double> x, const kde_options& options) {
-  if (binned_route(x, options) && x.cols == 2)
-    return "the 2-column binned density route (--x with two columns) is not sharded; --exact "
-           "sums all pairs over the processes";
-  return "";
 }
 
 std::string kde_route_name(const kde_fit& fit) {
@@ -274,7 +269,7 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
   if (fit.binned && at.cols == 2) {
     auto sums =
         detail::kde2d_kernel_sums(fit.kernel, fit.x.cview(), {fit.bandwidth[0], fit.bandwidth[1]},
-                                  at, detail::binned2d_settings{}.cells_per_h);
+                                  at, detail::binned2d_settings{}.cells_per_h, fit.options.shard);
     std::vector<double> f(sums.s.size());
     for (std::size_t i = 0; i < f.size(); ++i) f[i] = std::exp(std::log(sums.s[i]) - ln);
     // Rows the grid cannot trust (outside it, or a sum below 1e-3 K(0)): exact sums.
@@ -380,8 +375,6 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                      const progress_fn& progress, const kde_options& options) {
   // Copies x into the fit (f.x), chooses the bandwidth, then reports the criterion at it.
   check(kernel, x);
-  if (options.shard.active() && !kde_shard_refusal(x, options).empty())
-    throw std::invalid_argument("kde: " + kde_shard_refusal(x, options));
   kde_fit f;
   f.kernel = kernel;
   f.criterion = criterion;

@@ -332,11 +332,60 @@ double exact_loo_log_sum_2d(const any_kernel& unit, const_matrix_view<double> x,
   return acc > 0 ? mx + std::log(acc) : -std::numeric_limits<double>::infinity();
 }
 
+// kde2d_cv_ml's per-point pass over rows [b.lo, b.hi): bilinear weights of the four bins'
+// log leave-one-out sums lg, or an exact sum where one is flagged (+inf; collected first, then
+// summed over each support through a k-d tree for a compact kernel). Returns {Σ log f̂₋ᵢ, 1 if a
+// point has zero leave-one-out density or the cap is passed, points summed exactly}.
+std::array<double, 3> isolated_sums_2d(const any_kernel& unit, const_matrix_view<double> x,
+                                       std::array<double, 2> h, const grid2& g,
+                                       std::array<index, 2> cells, const std::vector<double>& lg,
+                                       data_shard::block b) {
+  const index n = x.rows, cap = std::max<index>(1000, n / 1000);
+  const auto [g0, g1] = cells;
+  std::vector<index> exact_points;
+  double total = 0;
+  const double d0 = (g.hi[0] - g.lo[0]) / double(g0 - 1), d1 = (g.hi[1] - g.lo[1]) / double(g1 - 1);
+  for (index i = b.lo; i < b.hi; ++i) {
+    const double t0 = d0 > 0 ? (x(i, 0) - g.lo[0]) / d0 : 0,
+                 t1 = d1 > 0 ? (x(i, 1) - g.lo[1]) / d1 : 0;
+    const index a = std::clamp<index>(static_cast<index>(std::floor(t0)), 0, g0 - 2);
+    const index c = std::clamp<index>(static_cast<index>(std::floor(t1)), 0, g1 - 2);
+    const double f0 = std::clamp(t0 - double(a), 0.0, 1.0),
+                 f1 = std::clamp(t1 - double(c), 0.0, 1.0);
+    auto at = [&, w = g1](index r, index col) { return lg[static_cast<std::size_t>(r * w + col)]; };
+    const double l00 = at(a, c), l01 = at(a, c + 1), l10 = at(a + 1, c), l11 = at(a + 1, c + 1);
+    if (l00 != kInf && l01 != kInf && l10 != kInf && l11 != kInf) {
+      total += (1 - f0) * ((1 - f1) * l00 + f1 * l01) + f0 * ((1 - f1) * l10 + f1 * l11);
+      continue;
+    }
+    if (static_cast<index>(exact_points.size()) >= cap)
+      return {total, 1.0, double(exact_points.size() + 1)};
+    exact_points.push_back(i);
+  }
+  const double exact = double(exact_points.size());
+  if (kernel_compact(unit) && !exact_points.empty()) {
+    matrix<double> q(static_cast<index>(exact_points.size()), 2);
+    for (std::size_t r = 0; r < exact_points.size(); ++r)
+      for (index col = 0; col < 2; ++col) q(static_cast<index>(r), col) = x(exact_points[r], col);
+    for (const double v : radius_kernel_sums(unit, x, h, q.cview(), exact_points)) {
+      if (!(v > 0)) return {total, 1.0, exact};
+      total += std::log(v);
+    }
+    return {total, 0.0, exact};
+  }
+  for (const index i : exact_points) {
+    const double l = exact_loo_log_sum_2d(unit, x, h, i);
+    if (l == -kInf) return {total, 1.0, exact};
+    total += l;
+  }
+  return {total, 0.0, exact};
+}
+
 }  // namespace
 
 kde2d_sums kde2d_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
                              std::array<double, 2> h, const_matrix_view<double> at,
-                             double cells_per_h) {
+                             double cells_per_h, const data_shard& shard) {
   const any_kernel unit = unit_of(kernel);
   const double k0 = kernel_at_distance(unit, 0.0);
   const double reach = binned_reach(unit, binned_settings{}.tail_tolerance);
@@ -352,7 +401,7 @@ kde2d_sums kde2d_kernel_sums(const any_kernel& kernel, const_matrix_view<double>
       if (v > g.hi[a] && v <= data.hi[a] + out) g.hi[a] = v;
     }
   }
-  const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{});
+  const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{}, shard);
   const auto sm = bd.convolve(unit, false);
   kde2d_sums r;
   r.s.assign(static_cast<std::size_t>(at.rows), 0.0);
@@ -369,15 +418,14 @@ kde2d_sums kde2d_kernel_sums(const any_kernel& kernel, const_matrix_view<double>
 }
 
 double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::array<double, 2> h,
-                   double z, double cells_per_h) {
+                   double z, double cells_per_h, const data_shard& shard) {
   const index n = x.rows;
   if (n < 2) return kInf;
   const any_kernel unit = unit_of(kernel);
   const double k0 = kernel_at_distance(unit, 0.0);
   const grid2 g = data_range(x);
-  const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{});
+  const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{}, shard);
   const auto sm = bd.convolve(unit, false);
-  const auto [g0, g1] = bd.cells();
   // As in 1-D: per-bin log(s − K(0)), +inf where below 0.1 K(0) (those bins' points go exact).
   std::vector<double> lg(sm.s0.size());  // (G₁·G₂)
   bool isolated = false;
@@ -391,58 +439,27 @@ double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::a
     }
   }
   if (isolated) {
-    // Per point: bilinear weights of the four bins, or an exact sum where one is flagged
-    // (collected first, then summed: over each support through a k-d tree for a compact kernel).
+    // This process's block of the points (every process takes this branch: the grid is the
+    // same everywhere), then one sum of (total, +inf flag, exact points).
+    const auto s = isolated_sums_2d(unit, x, h, g, bd.cells(), lg, shard.block_of(n));
+    double sums[3] = {s[0], s[1], s[2]};
+    shard.sum_all(sums);
     const index cap = std::max<index>(1000, n / 1000);  // more exact points: h too small, +inf
-    std::vector<index> exact_points;
-    total = 0;
-    const double d0 = (g.hi[0] - g.lo[0]) / double(g0 - 1),
-                 d1 = (g.hi[1] - g.lo[1]) / double(g1 - 1);
-    for (index i = 0; i < n; ++i) {
-      const double t0 = d0 > 0 ? (x(i, 0) - g.lo[0]) / d0 : 0,
-                   t1 = d1 > 0 ? (x(i, 1) - g.lo[1]) / d1 : 0;
-      const index a = std::clamp<index>(static_cast<index>(std::floor(t0)), 0, g0 - 2);
-      const index b = std::clamp<index>(static_cast<index>(std::floor(t1)), 0, g1 - 2);
-      const double f0 = std::clamp(t0 - double(a), 0.0, 1.0),
-                   f1 = std::clamp(t1 - double(b), 0.0, 1.0);
-      auto at = [&, w = g1](index r, index c) { return lg[static_cast<std::size_t>(r * w + c)]; };
-      const double l00 = at(a, b), l01 = at(a, b + 1), l10 = at(a + 1, b), l11 = at(a + 1, b + 1);
-      if (l00 != kInf && l01 != kInf && l10 != kInf && l11 != kInf) {
-        total += (1 - f0) * ((1 - f1) * l00 + f1 * l01) + f0 * ((1 - f1) * l10 + f1 * l11);
-        continue;
-      }
-      if (static_cast<index>(exact_points.size()) >= cap) return kInf;
-      exact_points.push_back(i);
-    }
-    if (kernel_compact(unit) && !exact_points.empty()) {
-      matrix<double> q(static_cast<index>(exact_points.size()), 2);
-      for (std::size_t r = 0; r < exact_points.size(); ++r)
-        for (index c = 0; c < 2; ++c) q(static_cast<index>(r), c) = x(exact_points[r], c);
-      const std::array<double, 2> hh = h;
-      for (const double s : radius_kernel_sums(unit, x, hh, q.cview(), exact_points)) {
-        if (!(s > 0)) return kInf;
-        total += std::log(s);
-      }
-    } else {
-      for (const index i : exact_points) {
-        const double l = exact_loo_log_sum_2d(unit, x, h, i);
-        if (l == -kInf) return kInf;
-        total += l;
-      }
-    }
+    if (sums[1] > 0 || sums[2] > double(cap)) return kInf;
+    total = sums[0];
   }
   const double nn = double(n);
   return -(total / nn - std::log((nn - 1) * h[0] * h[1] * z));  // −mean log f̂₋ᵢ(x_i)
 }
 
 double kde2d_cv_ls_gaussian(const_matrix_view<double> x, std::array<double, 2> h,
-                            double cells_per_h) {
+                            double cells_per_h, const data_shard& shard) {
   const index n = x.rows;
   if (n < 2) return kInf;
   // Unit gaussian e^{−|u|²/2}: Z = 2π and K∗K(t) = π e^{−|t|²/4}, a gaussian of bandwidth √2.
   const double nn = double(n), z = 2 * std::numbers::pi;
   const grid2 g = data_range(x);
-  const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{});
+  const binned_2d bd(x, {}, g.lo, g.hi, h, cells_per_h, binned2d_settings{}, shard);
   const auto sk = bd.convolve(kernel_gaussian{1.0}, false);
   const auto skk = bd.convolve(kernel_gaussian{std::sqrt(2.0)}, false);  // K∗K / π
   double cross = 0, square = 0;

@@ -76,14 +76,16 @@ struct kde2d_sums {
 };
 kde2d_sums kde2d_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
                              std::array<double, 2> h, const_matrix_view<double> at,
-                             double cells_per_h);
+                             double cells_per_h, const data_shard& shard = {});
 // −(1/n) Σ log f̂₋ᵢ(x_i) (z = ∫∫K at unit bandwidth); points in bins whose leave-one-out sum is
 // below 0.1 K(0) are summed exactly over all other points — if more than max(1000, n/1000) are,
 // the bandwidth counts as too small (+inf).
+// With an active shard (here and below) the grid is binned over the processes (binned_2d) and
+// each process sums its block of the points; the sums are added over the processes.
 double kde2d_cv_ml(const any_kernel& kernel, const_matrix_view<double> x, std::array<double, 2> h,
-                   double z, double cells_per_h);
+                   double z, double cells_per_h, const data_shard& shard = {});
 // Least-squares CV for the gaussian (K∗K = π e^{−r²/4} in 2-D).
 double kde2d_cv_ls_gaussian(const_matrix_view<double> x, std::array<double, 2> h,
-                            double cells_per_h);
+                            double cells_per_h, const data_shard& shard = {});
 
 }  // namespace kf::detail

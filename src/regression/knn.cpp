@@ -192,14 +192,16 @@ knn_training knn_training_pass(const regression_spec& spec, const knn_search& se
   // Points in locality order, in chunks of 1024 per thread: consecutive queries touch the same
   // part of the tree and of y.
   const auto& order = search.locality_order();
-  progress_step step(fmt::format("the fit's neighbors ({} points, k = {})", n, k), n);
+  // With an active shard, this process's block of the locality order (the caller sums).
+  const auto b = spec.shard.block_of(n);
+  progress_step step(fmt::format("the fit's neighbors ({} points, k = {})", b.size(), k), b.size());
 #pragma omp parallel
   {
     std::vector<index> idx(static_cast<std::size_t>(k + 1));
     std::vector<double> dist(static_cast<std::size_t>(k + 1)), q(static_cast<std::size_t>(x.cols));
 #pragma omp for schedule(dynamic, 1024)
-    for (index r = 0; r < n; ++r) {
-      step.tick(r);
+    for (index r = b.lo; r < b.hi; ++r) {
+      step.tick(r - b.lo);
       const index i = order[static_cast<std::size_t>(r)];
       const auto iu = static_cast<std::size_t>(i);
       for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
@@ -229,7 +231,9 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_sear
   k_max = std::min(k_max, n - 1);
   std::vector<double> total(static_cast<std::size_t>(std::max<index>(k_max, 0)), 0.0);  // (k_max)
   if (k_max < 1) return total;
-  progress_step step(fmt::format("choosing k by LOO-CV (1..{}, {} points)", k_max, n), n);
+  const auto b = spec.shard.block_of(n);  // this process's block of the locality order
+  progress_step step(fmt::format("choosing k by LOO-CV (1..{}, {} points)", k_max, b.size()),
+                     b.size());
 #pragma omp parallel
   {
     std::vector<double> local(total.size(), 0.0);  // this thread's sums, merged at the end
@@ -237,8 +241,8 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_sear
     std::vector<double> dist(static_cast<std::size_t>(k_max + 1)),
         q(static_cast<std::size_t>(x.cols));
 #pragma omp for schedule(dynamic, 1024)
-    for (index r = 0; r < n; ++r) {
-      step.tick(r);
+    for (index r = b.lo; r < b.hi; ++r) {
+      step.tick(r - b.lo);
       const index i = order[static_cast<std::size_t>(r)];
       for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
       index m = search.query(q.data(), k_max + 1, idx.data(), dist.data());
@@ -273,6 +277,7 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_sear
 #pragma omp critical
     for (std::size_t j = 0; j < total.size(); ++j) total[j] += local[j];
   }
+  spec.shard.sum_all(total);  // the other processes' blocks
   for (double& v : total) v /= double(n);
   return total;
 }
@@ -301,18 +306,22 @@ criterion_values knn_fit(regression_fit& f, regression_spec& spec) {
         fmt::format("knn: k = {} must be in 1..{} (the number of points)", spec.k, n));
   f.spec = spec;
   auto t = knn_training_pass(spec, search, x, y);
-  criterion_values cv{0, 0, 0, 0, 0, 0};
-  double loo = 0;
-  for (index i = 0; i < n; ++i) {
-    const auto iu = static_cast<std::size_t>(i);
-    const double r = y[iu] - t.fitted[iu];
-    cv.rss += r * r;
-    cv.df += t.self_weight[iu];
-    loo += t.loo_residuals[iu] * t.loo_residuals[iu];
+  // Sums over the points this process evaluated (all of them, or its block of the locality
+  // order), added over the processes: rss, df = Σ self weights (n/k for uniform weights without
+  // ties), loo = Σ of the residuals that drop the point itself (not the (y − ŷ)/(1 − L_ii)
+  // shortcut).
+  const auto b = spec.shard.block_of(n);
+  const auto& order = search.locality_order();
+  double sums[3] = {0, 0, 0};  // rss, df, loo
+  for (index r = b.lo; r < b.hi; ++r) {
+    const auto iu = static_cast<std::size_t>(order[static_cast<std::size_t>(r)]);
+    const double res = y[iu] - t.fitted[iu];
+    sums[0] += res * res;
+    sums[1] += t.self_weight[iu];
+    sums[2] += t.loo_residuals[iu] * t.loo_residuals[iu];
   }
-  // df = Σ self weights (n/k for uniform weights without ties); loo = Σ of the residuals that
-  // drop the point itself, not the (y − ŷ)/(1 − L_ii) shortcut.
-  cv = criteria_from_sums(cv.rss, cv.df, loo, n);
+  spec.shard.sum_all(sums);
+  const criterion_values cv = criteria_from_sums(sums[0], sums[1], sums[2], n);
   f.undefined = 0;
   if (spec.per_point) {
     f.fitted = std::move(t.fitted);

@@ -64,7 +64,7 @@ regression_eval nw_binned2d_evaluate(const regression_spec& spec, const_matrix_v
                      prepared->h == g.h && prepared->cells_per_h == cells_per_h &&
                      prepared->kernel == kernel_name(spec.kernel) && !prepared->sm.q0.empty();
   if (!reuse) {
-    own.emplace(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{});
+    own.emplace(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{}, spec.shard);
     own_sums = own->convolve(g.unit, true);
   }
   const binned_2d& bd = reuse ? prepared->bd : *own;
@@ -107,7 +107,7 @@ criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_
                        g.h,
                        cells_per_h,
                        std::string(kernel_name(spec.kernel)),
-                       binned_2d(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{}),
+                       binned_2d(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{}, spec.shard),
                        {}});
   const binned_2d& bd = grid->bd;
   grid->sm = bd.convolve(g.unit, keep != nullptr);

@@ -262,23 +262,12 @@ std::string regression_route(const regression_spec& spec, index n, index d) {
   return "exact (all pairs)";
 }
 
-std::string regression_shard_refusal(const regression_spec& spec, index n, index d) {
-  if (spec.method == regression_method::knn)
-    return "--method knn ranks all points of a neighborhood at once and is not sharded";
-  if (use_binned2d(spec, n, d))
-    return "2-column nw takes the 2-D binned route, which is not sharded yet (--exact sums all "
-           "pairs over the processes)";
+std::string regression_shard_refusal(const regression_spec& spec, index /*n*/, index /*d*/) {
+  if (spec.method == regression_method::knn && spec.exact)
+    return "knn --exact ranks all points with a top-k mask, which is not sharded (drop --exact: "
+           "the neighbor route splits the points over the processes)";
   if (std::holds_alternative<kernel_rff>(spec.kernel))
     return "--kernel rff is not sharded: its signed partial sums do not merge in the log domain";
-  if (use_binned(spec, n, d)) return "";
-  if (d == 1 && detail::sorted_window_supports(spec.kernel))
-    return fmt::format(
-        "--kernel {} on the exact 1-D route (sorted windows: under {} points, --exact, or the "
-        "boxcar) is not sharded",
-        kernel_name(spec.kernel), spec.binned_min_n);
-  if (detail::radius_supports(spec, d))
-    return fmt::format("--kernel {} in {} columns takes the k-d tree route, which is not sharded",
-                       kernel_name(spec.kernel), d);
   return "";
 }
 
@@ -307,24 +296,25 @@ criterion_values regression_criteria(const regression_spec& spec, const_matrix_v
                          *std::max_element(xs.begin(), xs.end()), spec.shard);
     return criteria_binned(spec, bd, binned_settings{}.cells_per_h);
   }
+  // Every other route's criteria are sums over the training points: with an active shard this
+  // process evaluates its block of them (against all of the data, which it holds) and the sums
+  // are added over the processes.
+  check_regression_data(x, y);
+  const auto b = spec.shard.block_of(n);
+  const auto xb = x.block(b.lo, 0, b.size(), x.cols);
+  const auto yb = y.subspan(static_cast<std::size_t>(b.lo), static_cast<std::size_t>(b.size()));
   if (x.cols == 1 && spec.method != regression_method::knn &&
-      detail::sorted_window_supports(spec.kernel)) {
-    check_regression_data(x, y);
-    return criteria_of(detail::sorted_window_evaluate(spec, x, y, x, true, false), y, n, {});
-  }
-  if (spec.shard.active()) {
-    // Sums over points: this process's block of the training points against all of them.
-    check_regression_data(x, y);
-    const auto b = spec.shard.block_of(n);
-    regression_spec local = spec;
-    local.shard = {};
-    const auto e =
-        detail::evaluate_all_pairs(local, x, y, x.block(b.lo, 0, b.size(), x.cols), true);
-    return criteria_of(
-        e, y.subspan(static_cast<std::size_t>(b.lo), static_cast<std::size_t>(b.size())), n,
-        spec.shard);
-  }
-  return criteria_of(regression_evaluate(spec, x, y, x, true), y, n, {});
+      detail::sorted_window_supports(spec.kernel))
+    return criteria_of(detail::sorted_window_evaluate(spec, x, y, xb, true, false), yb, n,
+                       spec.shard);
+  if (!spec.shard.active()) return criteria_of(regression_evaluate(spec, x, y, x, true), y, n, {});
+  regression_spec local = spec;
+  local.shard = {};
+  const bool tree = detail::radius_supports(spec, x.cols) &&
+                    detail::support_fraction(spec, x) <= detail::kRadiusMaxFraction;
+  const auto e = tree ? detail::radius_evaluate(local, x, y, xb, true)
+                      : detail::evaluate_all_pairs(local, x, y, xb, true);
+  return criteria_of(e, yb, n, spec.shard);
 }
 
 namespace {
@@ -579,13 +569,61 @@ regression_fit regression_fit_data(regression_spec spec, matrix<double> x_data,
   return f;
 }
 
-regression_prediction regression_predict(const regression_fit& fit, const_matrix_view<double> xq) {
-  // knn reuses the fit's neighbor search; the 2-D binned route its grid (evaluate decides).
+namespace {
+
+// The routes that need every key for each query (neighbors, sorted windows, the k-d tree): over
+// several processes they split the queries instead of the keys.
+bool splits_queries(const regression_spec& spec, const_matrix_view<double> x) {
+  const index n = x.rows, d = x.cols;
+  if (spec.method == regression_method::knn) return !spec.exact;
+  if (use_binned(spec, n, d) || use_binned2d(spec, n, d)) return false;
+  if (d == 1 && detail::sorted_window_supports(spec.kernel)) return true;
+  return detail::radius_supports(spec, d) &&
+         detail::support_fraction(spec, x) <= detail::kRadiusMaxFraction;
+}
+
+// The fit's evaluation at xq: knn reuses the fit's neighbor search; the 2-D binned route its
+// grid (evaluate decides).
+regression_eval predict_eval(const regression_fit& fit, const_matrix_view<double> xq) {
   const bool reuse = fit.knn_index && fit.spec.method == regression_method::knn &&
                      !fit.spec.exact && xq.cols == fit.x.cols();
-  const regression_eval e =
-      reuse ? detail::knn_evaluate(fit.spec, fit.x.cview(), fit.y, xq, false, fit.knn_index.get())
-            : evaluate(fit.spec, fit.x.cview(), fit.y, xq, false, fit.binned2d_grid.get());
+  return reuse
+             ? detail::knn_evaluate(fit.spec, fit.x.cview(), fit.y, xq, false, fit.knn_index.get())
+             : evaluate(fit.spec, fit.x.cview(), fit.y, xq, false, fit.binned2d_grid.get());
+}
+
+// predict_eval over the processes of shard, each evaluating its block of the queries: the
+// blocks are put together by one sum of zero-filled vectors (adding zeros is exact), so every
+// process holds the whole result, equal to one process's.
+regression_eval predict_eval_split(const regression_fit& fit, const_matrix_view<double> xq,
+                                   const data_shard& shard) {
+  const auto b = shard.block_of(xq.rows);
+  const regression_eval mine = predict_eval(fit, xq.block(b.lo, 0, b.size(), xq.cols));
+  const auto nq = static_cast<std::size_t>(xq.rows);
+  std::vector<double> all(3 * nq, 0.0);  // [fit | Σℓ² | defined]
+  for (std::size_t i = 0; i < mine.fit.size(); ++i) {
+    const std::size_t at = static_cast<std::size_t>(b.lo) + i;
+    all[at] = mine.fit[i];
+    all[nq + at] = mine.sum_l2[i];
+    all[2 * nq + at] = mine.defined[i];
+  }
+  shard.sum_all(all);
+  regression_eval r = detail::regression_eval_for(nq, false);
+  for (std::size_t i = 0; i < nq; ++i) {
+    r.fit[i] = all[i];
+    r.sum_l2[i] = all[nq + i];
+    r.defined[i] = all[2 * nq + i] > 0.5 ? 1 : 0;
+    r.undefined += r.defined[i] ? 0 : 1;
+  }
+  return r;
+}
+
+}  // namespace
+
+regression_prediction regression_predict(const regression_fit& fit, const_matrix_view<double> xq) {
+  const regression_eval e = fit.spec.shard.active() && splits_queries(fit.spec, fit.x.cview())
+                                ? predict_eval_split(fit, xq, fit.spec.shard)
+                                : predict_eval(fit, xq);
   regression_prediction p;
   p.fit = e.fit;
   p.defined = e.defined;

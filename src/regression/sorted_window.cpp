@@ -263,8 +263,11 @@ regression_eval sorted_window_evaluate(const regression_spec& spec, const_matrix
   const std::vector<index> kp = sort_order(x, xs);
   std::vector<double> ys(xs.size());
   for (std::size_t i = 0; i < xs.size(); ++i) ys[i] = y[std::size_t(kp[i])];
-  const std::vector<index> qp = at_training ? kp : sort_order(xq, qs_hold);
-  const std::span<const double> qs = at_training ? std::span<const double>(xs) : qs_hold;
+  // At every training point the queries are the sorted keys; a block of them (a shard's
+  // criteria) or other points are sorted on their own. Self weights are kept at_training.
+  const bool keys_are_queries = at_training && xq.data == x.data && xq.rows == x.rows;
+  const std::vector<index> qp = keys_are_queries ? kp : sort_order(xq, qs_hold);
+  const std::span<const double> qs = keys_are_queries ? std::span<const double>(xs) : qs_hold;
 
   const auto nq = static_cast<std::size_t>(xq.rows);
   regression_eval r = regression_eval_for(nq, at_training);

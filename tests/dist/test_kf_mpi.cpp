@@ -1,12 +1,13 @@
 // kf under Debian's OpenMPI: `mpirun -np 2` and `-np 3 --oversubscribe` against one process.
 //   attend        keys sharded, merged at rank 0: float64 ≤ 1e-12, float32 ≤ 1e-6 relative
-//   smooth, kde   points sharded (binned grids summed, criteria summed, partial states merged):
-//                 the output CSV of one process to ≤ 1e-12 relative, for a fixed and a CV
-//                 bandwidth, on an exact (all pairs) and a binned route
+//   smooth, kde   points sharded (binned grids summed, criteria summed, partial states merged,
+//                 queries split on the neighbor, sorted-window and k-d tree routes): the output
+//                 CSV of one process to ≤ 1e-12 relative, for a fixed and a CV bandwidth (or k),
+//                 on every route: all pairs, 1-D and 2-D binned, sorted windows, tree, knn
 //   train         data-parallel periodic and LM training: the loss curves of the
 //                 single-process run on the same global batches (≤ 1e-5 relative, float32)
-//   refusals      top-k masks and subcommands without a sharded route: non-zero exit, one
-//                 message, no output written
+//   refusals      top-k masks, knn --exact, rff, --loo and subcommands without a sharded
+//                 route: non-zero exit, one message, no output written
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -197,6 +198,41 @@ TEST_F(KfMpi, SmoothShardsPointsAndEqualsOneProcess) {
   regression_case(*this, big + " --method local-linear --bandwidth cv");
 }
 
+// n points of z = sin(a) cos(b) + 0.2·ε, (a, b) ~ U(0, 10)², as a,b,z CSV.
+void write_abz(const std::string& path, int n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 10.0);
+  std::normal_distribution<double> e(0.0, 1.0);
+  std::ofstream f(path);
+  f << "a,b,z\n";
+  f.precision(17);
+  for (int i = 0; i < n; ++i) {
+    const double a = u(rng), b = u(rng);
+    f << a << "," << b << "," << std::sin(a) * std::cos(b) + 0.2 * e(rng) << "\n";
+  }
+}
+
+// The routes that split the queries (neighbors, sorted windows, k-d tree) and the 2-D grid.
+TEST_F(KfMpi, SmoothSplitsQueriesOnNeighborWindowAndTreeRoutesAndSumsTheTwoDGrid) {
+  write_xy(p("small.csv"), 301, 5);
+  write_abz(p("plane.csv"), 1201, 6);
+  write_abz(p("big2.csv"), 6007, 7);
+  const std::string small = "smooth " + p("small.csv"), plane = "smooth " + p("plane.csv");
+  const std::string xz = " --x a,b --y z";
+  regression_case(*this, small + " --method knn --k 7 --knn-weights distance");
+  regression_case(*this, small + " --method knn --k cv --k-max 40");
+  regression_case(*this, plane + xz + " --method knn --k cv --k-max 30 --grid 9");
+  regression_case(*this, small + " --kernel epanechnikov --bandwidth cv");  // sorted windows
+  regression_case(*this, small + " --kernel boxcar --method local-linear --bandwidth 0.7");
+  regression_case(*this, plane + xz + " --kernel biweight --bandwidth 0.6 --grid 11");  // tree
+  regression_case(*this, plane + xz +
+                             " --kernel epanechnikov --method local-linear "
+                             "--bandwidth cv --grid 7");
+  // 2-D binned: a fixed bandwidth (its criteria are summed over the grid too; a CV search's
+  // final grid at 32 cells per bandwidth takes ~15 s in the dev build).
+  regression_case(*this, "smooth " + p("big2.csv") + xz + " --bandwidth 0.8 --grid 13");
+}
+
 TEST_F(KfMpi, KdeShardsPointsAndEqualsOneProcess) {
   write_xy(p("small.csv"), 301, 3);
   write_xy(p("big.csv"), 6007, 4);
@@ -208,6 +244,8 @@ TEST_F(KfMpi, KdeShardsPointsAndEqualsOneProcess) {
   regression_case(*this, big + " --bandwidth 0.2");
   regression_case(*this, big + " --bandwidth cv-ml");
   regression_case(*this, big + " --bandwidth cv-ls --kernel biweight");
+  regression_case(*this, big + " --x x,y --bandwidth 0.4,0.3 --grid 17");  // 2-D binned
+  regression_case(*this, big + " --x x,y --bandwidth cv-ml --kernel epanechnikov --grid 17");
 }
 
 TEST_F(KfMpi, SmoothAndKdeRefuseWhatIsNotSharded) {
@@ -216,11 +254,9 @@ TEST_F(KfMpi, SmoothAndKdeRefuseWhatIsNotSharded) {
   const struct {
     std::string args, says;
   } cases[] = {
-      {"smooth " + p("small.csv") + " --method knn", "--method knn"},
+      {"smooth " + p("small.csv") + " --method knn --exact", "top-k"},
       {"smooth " + p("small.csv") + " --loo " + p("loo.csv"), "--loo"},
-      {"smooth " + p("small.csv") + " --kernel epanechnikov", "sorted windows"},
-      {"smooth " + p("big.csv") + " --x x,y --y x --kernel gaussian", "2-D binned"},
-      {"kde " + p("big.csv") + " --x x,y", "2-column binned"},
+      {"smooth " + p("small.csv") + " --kernel rff", "rff"},
   };
   for (const auto& c : cases) {
     const auto r = run_mpi(2, c.args + " --out " + p("out.csv"));

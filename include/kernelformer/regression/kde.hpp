@@ -32,8 +32,8 @@ struct kde_options {
   index binned_min_n = 5000;
   double cells_per_h = 500;         // h/δ of the grid for the density and the final criterion
   double search_cells_per_h = 100;  // h/δ while searching a bandwidth
-  // Several processes (regression/shard.hpp): the 1-D binned grids, the exact criteria and the
-  // exact density sums are reduced over them. The 2-D binned route is not sharded (refused).
+  // Several processes (regression/shard.hpp): the 1-D and 2-D binned grids, the exact criteria
+  // and the exact density sums are reduced over them; every route is sharded.
   data_shard shard;
 };
 
@@ -100,9 +100,5 @@ double kde_cv_ml(const any_kernel& kernel, const_matrix_view<double> x,
                  const std::vector<double>& bandwidth, const data_shard& shard = {});
 double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
                  const std::vector<double>& bandwidth, const data_shard& shard = {});
-
-// Why this fit cannot run over the processes of options.shard, or "" when it can: the 2-D
-// binned route (not sharded yet).
-std::string kde_shard_refusal(const_matrix_view<double> x, const kde_options& options);
 
 }  // namespace kf

@@ -55,10 +55,11 @@ struct regression_spec {
   // each). false keeps the summary only (df, RSS, R², criteria, undefined count), the same
   // numbers, in O(grid) memory beyond the data on the binned route (kf smooth at 10^7 points).
   bool per_point = true;
-  // Several processes (regression/shard.hpp), each holding all the data: the binned grids are
-  // binned in blocks and summed, the exact (all-pairs) criteria are summed over blocks of the
-  // training points and predictions merged over blocks of the keys. Needs per_point = false;
-  // the routes regression_shard_refusal names are refused.
+  // Several processes (regression/shard.hpp), each holding all the data: the binned grids (1-D
+  // and 2-D) are binned in blocks and summed; every route's criteria are summed over blocks of
+  // the training points; all-pairs predictions are merged over blocks of the keys, the routes
+  // that need every key per query (neighbors, sorted windows, k-d tree) split the queries.
+  // Needs per_point = false; the routes regression_shard_refusal names are refused.
   data_shard shard;
 };
 
@@ -86,9 +87,8 @@ bool regression_kernel_supported(const any_kernel& k, regression_method method);
 // The route regression_evaluate takes for this spec and data size, in words.
 std::string regression_route(const regression_spec& spec, index n, index d);
 
-// Why this spec cannot run over several processes (spec.shard), or "" when it can: knn (its
-// neighbor search ranks all points at once), the sorted-window and k-d tree routes of compact
-// kernels and the 2-D binned route (not sharded yet).
+// Why this spec cannot run over several processes (spec.shard), or "" when it can: knn --exact
+// (a top-k mask ranks all keys of a row at once) and rff (signed partial sums).
 std::string regression_shard_refusal(const regression_spec& spec, index n, index d);
 
 struct regression_fit {
