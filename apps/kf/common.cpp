@@ -116,9 +116,18 @@ io::csv_table read_data_columns(const std::string& path, const std::vector<std::
   io::csv_options opt;
   opt.columns = columns;
   opt.drop_blank = na == "drop";
+  // Under mpirun each rank parses its part of the file (its byte range) and the parts are
+  // gathered in rank order, so every rank holds the whole file's rows, in the file's order.
+  opt.part = dist::rank();
+  opt.parts = dist::size();
   io::csv_table t = io::csv_read(path, opt);
+  if (opt.parts > 1) {
+    for (auto& col : t.columns) col = dist::allgather(col);
+    t.dropped_rows = static_cast<index>(dist::allreduce_sum(double(t.dropped_rows)));
+    if (t.rows() == 0) throw user_error(fmt::format("{}: no data rows", path));
+  }
   check_data_scale(t);
-  if (t.dropped_rows > 0 && !quiet)
+  if (t.dropped_rows > 0 && !quiet && dist::is_root())
     fmt::print(stderr, "kf: note: {}: skipped {} rows with a blank cell (--na drop)\n", path,
                t.dropped_rows);
   return t;

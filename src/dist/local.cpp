@@ -21,6 +21,7 @@ double allreduce_sum(double x) { return x; }
 double allreduce_min(double x) { return x; }
 double allreduce_max(double x) { return x; }
 void allreduce_max(std::span<double>) {}
+std::vector<double> allgather(std::span<const double> mine) { return {mine.begin(), mine.end()}; }
 void barrier() {}
 comm_stats stats() { return {}; }
 

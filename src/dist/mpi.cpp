@@ -214,6 +214,33 @@ void allreduce_max(std::span<double> x) {
   }
 }
 
+std::vector<double> allgather(std::span<const double> mine) {
+  if (g_size == 1) return {mine.begin(), mine.end()};
+  const timed t(double(mine.size_bytes()));
+  // Every rank's count, then each rank's block broadcast from it in chunks of 2^24 values (MPI
+  // counts and displacements are int; a broadcast per chunk needs neither beyond the chunk).
+  std::vector<long long> counts(static_cast<std::size_t>(g_size));
+  long long own = static_cast<long long>(mine.size());
+  check(MPI_Allgather(&own, 1, MPI_LONG_LONG, counts.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD),
+        "MPI_Allgather");
+  std::size_t total = 0;
+  for (const long long c : counts) total += static_cast<std::size_t>(c);
+  std::vector<double> all(total);
+  constexpr std::size_t chunk = std::size_t(1) << 24;
+  std::size_t at = 0;
+  for (int r = 0; r < g_size; ++r) {
+    const auto n = static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
+    if (r == g_rank)
+      std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(at));
+    for (std::size_t p = 0; p < n; p += chunk) {
+      const auto c = static_cast<int>(std::min(chunk, n - p));
+      check(MPI_Bcast(all.data() + at + p, c, MPI_DOUBLE, r, MPI_COMM_WORLD), "MPI_Bcast");
+    }
+    at += n;
+  }
+  return all;
+}
+
 void barrier() {
   if (g_size == 1) return;
   const timed t(0);

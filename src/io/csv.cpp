@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -108,27 +109,44 @@ class parser {
 
   csv_table run() {
     t_.source = name_;
+    // This part's byte range: data lines starting in [lo, hi) (the whole text for one part; the
+    // last part's hi is past the end, so a line starting there, the empty one after a final
+    // '\n', is its).
+    const std::size_t size = text_.size();
+    const auto parts = static_cast<std::size_t>(std::max(opt_.parts, 1));
+    const auto part = static_cast<std::size_t>(std::clamp(opt_.part, 0, opt_.parts - 1));
+    const std::size_t lo = size * part / parts,
+                      hi = part + 1 == parts ? size + 1 : size * (part + 1) / parts;
     // An upper bound on the rows, so each column is allocated once, at its final size.
     // Counted in 8 MiB chunks, each released once counted: the count never holds the file.
-    std::size_t lines = 1;
+    std::size_t lines = parts == 1 ? 1 : 2;  // a last line without '\n' (and a part's header)
     constexpr std::size_t kChunk = std::size_t{8} << 20;
-    for (std::size_t at = 0; at < text_.size(); at += kChunk) {
-      const auto chunk = text_.substr(at, kChunk);
+    for (std::size_t at = lo; at < std::min(hi, size); at += kChunk) {
+      const auto chunk = text_.substr(at, std::min(kChunk, std::min(hi, size) - at));
       lines += static_cast<std::size_t>(std::count(chunk.begin(), chunk.end(), '\n'));
       if (file_ != nullptr) file_->release_before(offset_ + at + chunk.size());
     }
     std::size_t pos = 0, line_no = 0, released = 0;
-    progress_step step(fmt::format("reading {}", name_), static_cast<index>(text_.size()));
+    progress_step step(fmt::format("reading {}", name_), static_cast<index>(hi - lo));
     while (pos <= text_.size()) {  // `<=`: a last line without '\n' is still read
+      if (!t_.names.empty() && pos < lo) {
+        // Past the header, before this part: on to the first line that starts at or after lo.
+        jump_from_ = pos;
+        pos = text_[lo - 1] == '\n' ? lo : std::min(text_.find('\n', lo), size) + 1;
+        jump_to_ = pos;
+        if (pos > size) break;
+      }
+      if (!t_.names.empty() && pos >= hi) break;  // the next part's lines
       auto nl = text_.find('\n', pos);
       if (nl == std::string_view::npos) nl = text_.size();
       const std::string_view line = text_.substr(pos, nl - pos);
+      const bool mine = pos >= lo && pos < hi;  // another part's: only ever the header
       pos = nl + 1;
       ++line_no;
       const std::string_view trimmed = trim(line);
       if (!trimmed.empty() && trimmed.front() != '#') {  // blank and '#' lines: skipped, counted
         if (t_.names.empty())
-          first_line(line, line_no, lines);
+          first_line(line, line_no, lines, mine);
         else
           data_line(line, line_no);
       }
@@ -136,19 +154,21 @@ class parser {
         if (file_ != nullptr)
           file_->release_before(offset_ + pos);  // pages behind the cursor are not read again
         released = pos;
-        step.set(static_cast<index>(pos));
+        step.set(static_cast<index>(pos > lo ? pos - lo : 0));
       }
       if (nl == text_.size()) break;
     }
-    if (complete_ == 0) throw std::runtime_error(fmt::format("{}: no data rows", name_));
+    if (t_.names.empty() || (complete_ == 0 && parts == 1))
+      throw std::runtime_error(fmt::format("{}: no data rows", name_));
     return std::move(t_);
   }
 
  private:
   // The first non-blank line fixes the column count and names (a header when any cell is not a
   // number, else "c0", "c1", …) and decides where each cell goes; if it is data, it is also
-  // parsed as the first row. `lines` bounds the row count, for the reserve.
-  void first_line(std::string_view line, std::size_t line_no, std::size_t lines) {
+  // parsed as the first row (by the part it starts in: `mine`). `lines` bounds the row count,
+  // for the reserve.
+  void first_line(std::string_view line, std::size_t line_no, std::size_t lines, bool mine) {
     bool header = false;
     std::vector<std::string_view> cells;
     for_each_cell(line, [&](std::size_t, std::string_view c) {
@@ -215,12 +235,25 @@ class parser {
     t_.names = std::move(kept);
     t_.columns.resize(t_.names.size());
     for (auto& col : t_.columns) col.reserve(lines);
-    if (!header) data_line(line, line_no);
+    if (!header && mine) data_line(line, line_no);
+  }
+
+  // The file's line number of the line counted as `counted`: the lines a part skipped between
+  // the header and its first line are counted only when a message or csv_table::lines needs
+  // them, so a part never reads the pages before its own.
+  std::size_t file_line(std::size_t counted) const {
+    if (jump_to_ > jump_from_ && !skipped_lines_) {
+      const auto gap = text_.substr(jump_from_, jump_to_ - jump_from_);
+      skipped_lines_ = static_cast<std::size_t>(std::count(gap.begin(), gap.end(), '\n'));
+    }
+    return counted + skipped_lines_.value_or(0);
   }
 
   // One row: each cell to its numeric or text column, or ignored. A row with a dropped blank
   // stops storing at that cell and is rolled back below, so all columns stay the same length.
-  void data_line(std::string_view line, std::size_t line_no) {
+  // `counted` is the line's number among the lines this parser read (file_line: the file's).
+  void data_line(std::string_view line, std::size_t counted) {
+    const auto line_no = [&] { return file_line(counted); };
     bool blank = false;
     const std::size_t n = for_each_cell(line, [&](std::size_t c, std::string_view cell) {
       if (c >= ncells_ || blank) return;  // extra cells are only counted (the check below)
@@ -232,7 +265,7 @@ class parser {
         if (cell.empty())
           throw std::runtime_error(fmt::format(
               "{}: line {}, column '{}': the cell is blank (--na drop skips such rows)", name_,
-              line_no, clip(t_.text_names[static_cast<std::size_t>(tslot_[c])])));
+              line_no(), clip(t_.text_names[static_cast<std::size_t>(tslot_[c])])));
         t_.text[static_cast<std::size_t>(tslot_[c])].emplace_back(cell);
         return;
       }
@@ -249,24 +282,24 @@ class parser {
       }
       if (!parse_double(cell, v))
         throw std::runtime_error(
-            fmt::format("{}: line {}, column '{}': '{}' is not a number{}", name_, line_no,
+            fmt::format("{}: line {}, column '{}': '{}' is not a number{}", name_, line_no(),
                         clip(t_.names[col_name(c)]), clip(cell),
                         cell.empty() ? " (blank; --na drop skips such rows)" : ""));
       if (!std::isfinite(v))
         throw std::runtime_error(fmt::format("{}: line {}, column '{}': {} is not finite", name_,
-                                             line_no, clip(t_.names[col_name(c)]), clip(cell)));
+                                             line_no(), clip(t_.names[col_name(c)]), clip(cell)));
       col.push_back(v);
     });
     if (n != ncells_)
       throw std::runtime_error(fmt::format("{}: line {}: {} cells, expected {} (one per column)",
-                                           name_, line_no, n, ncells_));
+                                           name_, line_no(), n, ncells_));
     if (blank) {  // undo this row's cells already stored
       for (auto& col : t_.columns) col.resize(complete_);
       for (auto& col : t_.text) col.resize(complete_);
       ++t_.dropped_rows;
     } else {
       ++complete_;
-      if (opt_.record_lines) t_.lines.push_back(static_cast<index>(line_no));
+      if (opt_.record_lines) t_.lines.push_back(static_cast<index>(line_no()));
     }
   }
 
@@ -281,6 +314,10 @@ class parser {
   std::vector<int> slot_;     // per cell: the parsed column it goes to, or -1
   std::vector<int> tslot_;    // per cell: the text column it goes to, or -1
   std::size_t complete_ = 0;  // rows stored in full
+  // A part's jump from the header to its own lines (csv_options::parts): the text skipped, and
+  // the line count of that text once file_line needed it.
+  std::size_t jump_from_ = 0, jump_to_ = 0;
+  mutable std::optional<std::size_t> skipped_lines_;
   csv_table t_;
 };
 

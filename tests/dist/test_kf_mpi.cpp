@@ -267,6 +267,22 @@ TEST_F(KfMpi, SmoothAndKdeRefuseWhatIsNotSharded) {
   }
 }
 
+// Each rank parses its part of the file: a bad cell in the last rank's part is reported with
+// the file's line, and nothing is written.
+TEST_F(KfMpi, EachRankReadsItsPartAndErrorsNameTheFilesLine) {
+  write_xy(p("small.csv"), 301, 1);
+  {
+    std::ofstream f(p("small.csv"), std::ios::app);
+    f << "5.5,oops\n";  // line 303: header, 301 rows, this one
+  }
+  const auto r = run_mpi(3, "smooth " + p("small.csv") + " --out " + p("out.csv"));
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 2 of 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("line 303, column 'y': 'oops' is not a number"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(p("out.csv")));
+}
+
 // The training command ARGS (ending in "--out ") run in one process and under mpirun -np 2 and 3:
 // every run's loss.csv has `rows` losses and the data-parallel ones equal the single process's
 // to 1e-5 relative (float32 sums in another order). `step` names a row in the messages.

@@ -181,5 +181,58 @@ TEST(Csv, EncodeRoundTrips) {
   EXPECT_EQ(t.columns[0][1], 1e-300);
 }
 
+// Every split of a file into 1..7 parts: the parts' rows, concatenated in part order, are the
+// whole file's (with a header, without one, with comments, blank lines, CRLF and a BOM, with and
+// without a final newline), the lines recorded are the file's, and each row is read once.
+TEST(Csv, PartsConcatenateToTheWholeFile) {
+  const std::string texts[] = {
+      "x,y\n1,2\n3,4\n5,6\n7,8\n9,10\n11,12\n13,14\n",
+      "1,2\n3,4\n# note\n\n5,6\r\n7,8\n9,10",
+      "\xEF\xBB\xBF# c\n\nx,y\r\n1,2\r\n\r\n3,4\r\n5,6",
+      "x,y\n1,2\n",
+  };
+  for (const auto& text : texts) {
+    io::csv_options whole_opt;
+    whole_opt.record_lines = true;
+    const auto whole = io::csv_parse(text, "t.csv", whole_opt);
+    for (int parts = 1; parts <= 7; ++parts) {
+      std::vector<double> a, b;
+      std::vector<index> lines;
+      for (int part = 0; part < parts; ++part) {
+        io::csv_options opt = whole_opt;
+        opt.part = part;
+        opt.parts = parts;
+        const auto t = io::csv_parse(text, "t.csv", opt);
+        EXPECT_EQ(t.names, whole.names) << parts;
+        a.insert(a.end(), t.columns[0].begin(), t.columns[0].end());
+        b.insert(b.end(), t.columns[1].begin(), t.columns[1].end());
+        lines.insert(lines.end(), t.lines.begin(), t.lines.end());
+      }
+      EXPECT_EQ(a, whole.columns[0]) << parts << " parts of " << text;
+      EXPECT_EQ(b, whole.columns[1]) << parts << " parts of " << text;
+      EXPECT_EQ(lines, whole.lines) << parts << " parts of " << text;
+    }
+  }
+}
+
+// An error in a later part names the file's line, as the whole file's read does.
+TEST(Csv, APartsErrorNamesTheFilesLine) {
+  const std::string text = "x,y\n1,2\n3,4\n5,6\n7,8\n9,oops\n11,12\n";
+  for (int part = 0; part < 3; ++part) {
+    io::csv_options opt;
+    opt.part = part;
+    opt.parts = 3;
+    try {
+      io::csv_parse(text, "data.csv", opt);
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("line 6, column 'y'"), std::string::npos) << e.what();
+    }
+  }
+  io::csv_options owner;  // bytes [11, 22) of 33: line 6 starts at byte 20
+  owner.part = 1;
+  owner.parts = 3;
+  EXPECT_THROW(io::csv_parse(text, "data.csv", owner), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace kf

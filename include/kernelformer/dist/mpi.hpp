@@ -10,7 +10,8 @@
 //               reduce_state merges the states at rank 0 with a user MPI operator declared
 //               non-commutative, so MPI applies it in rank order: the result is deterministic
 //               and equals the single-process one to rounding.
-//   regression  kf smooth / kf kde: every rank reads the data; binned grids, criteria and
+//   regression  kf smooth / kf kde: every rank parses its part of the file and the parts are
+//               gathered (allgather), so every rank holds the data; binned grids, criteria and
 //               partial states over blocks of the points are reduced (world_shard()).
 //   training    each rank runs forward/backward on its share of every global batch;
 //               allreduce_sum adds the gradient buffers, again by a non-commutative operator,
@@ -20,6 +21,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "kernelformer/regression/shard.hpp"
 #include "kernelformer/smooth_partial.hpp"
@@ -69,6 +71,9 @@ double allreduce_min(double x);
 double allreduce_max(double x);
 // Elementwise max over ranks, the result on every rank (exact: no order to fix).
 void allreduce_max(std::span<double> x);
+// Every rank's values concatenated in rank order, on every rank (each rank's block broadcast
+// from it): a file read in parts (io::csv_options::parts) put back together.
+std::vector<double> allgather(std::span<const double> mine);
 
 // This process as one of the ranks of a regression or density fit (regression/shard.hpp): its
 // rank, and the rank-ordered sum and the max above as the shard's reductions. kf smooth and kf

@@ -10,7 +10,8 @@
 // csv_read maps the file (io/mapped_file.hpp) and parses it in one pass straight into columns
 // sized exactly once (a line count first bounds the rows), releasing the mapped pages behind the
 // cursor: peak memory is the parsed values plus a few MiB, whatever the file's size. With
-// csv_options::columns only those columns are parsed; the others may hold anything.
+// csv_options::columns only those columns are parsed; the others may hold anything. With
+// csv_options::parts, one part of the file is parsed (its pages alone are read).
 // Writing uses the shortest round-trip form of each value, atomically.
 #pragma once
 
@@ -53,6 +54,11 @@ struct csv_options {
   // instead of an error (infinities are still errors; with drop_blank, a blank cell drops its row).
   bool missing_as_nan = false;
   bool record_lines = false;  // fill csv_table::lines (for messages naming a row's line)
+  // Part `part` of `parts` of the file (several processes reading one file, each its own part):
+  // the header as always, then only the data lines that start in the part's byte range
+  // [size·part/parts, size·(part+1)/parts). The parts' rows, concatenated in part order, are
+  // the whole file's; errors still name the file's line. A part may hold no rows.
+  int part = 0, parts = 1;
 };
 
 csv_table csv_read(const std::string& path, const csv_options& options = {});
