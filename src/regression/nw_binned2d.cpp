@@ -101,14 +101,14 @@ criterion_values nw_binned2d_criteria(const regression_spec& spec, const_matrix_
   const_matrix_view<double> no_queries = x;
   no_queries.rows = 0;
   const grid_setup g = setup(spec, x, no_queries);
-  auto grid = std::make_shared<nw_binned2d_grid>(
-      nw_binned2d_grid{g.lo,
-                       g.hi,
-                       g.h,
-                       cells_per_h,
-                       std::string(kernel_name(spec.kernel)),
-                       binned_2d(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{}, spec.shard),
-                       {}});
+  auto grid = std::make_shared<nw_binned2d_grid>(nw_binned2d_grid{
+      g.lo,
+      g.hi,
+      g.h,
+      cells_per_h,
+      std::string(kernel_name(spec.kernel)),
+      binned_2d(x, y, g.lo, g.hi, g.h, cells_per_h, binned2d_settings{}, spec.shard),
+      {}});
   const binned_2d& bd = grid->bd;
   grid->sm = bd.convolve(g.unit, keep != nullptr);
   const binned_2d::sums& sm = grid->sm;
