@@ -135,18 +135,27 @@ TEST_F(KfMpi, RefusesWhatCannotBeSharded) {
   EXPECT_NE(s.output.find("does not run under mpirun"), std::string::npos) << s.output;
 }
 
-// n points of y = sin(x) + 0.3·ε, x ~ U(0, 10), as x,y CSV.
-void write_xy(const std::string& path, int n, std::uint64_t seed) {
+// n points as CSV: one column, y = sin(x) + 0.3 eps with x ~ U(0, 10) ("x,y"), or two,
+// z = sin(a) cos(b) + 0.2 eps with (a, b) ~ U(0, 10)^2 ("a,b,z"); eps ~ N(0, 1).
+void write_sample(const std::string& path, int n, std::uint64_t seed, int columns) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0.0, 10.0);
   std::normal_distribution<double> e(0.0, 1.0);
   std::ofstream f(path);
-  f << "x,y\n";
+  f << (columns == 1 ? "x,y\n" : "a,b,z\n");
   f.precision(17);
   for (int i = 0; i < n; ++i) {
-    const double x = u(rng);
-    f << x << "," << std::sin(x) + 0.3 * e(rng) << "\n";
+    const double a = u(rng);
+    if (columns == 1) {
+      f << a << "," << std::sin(a) + 0.3 * e(rng) << "\n";
+      continue;
+    }
+    const double b = u(rng);
+    f << a << "," << b << "," << std::sin(a) * std::cos(b) + 0.2 * e(rng) << "\n";
   }
+}
+void write_xy(const std::string& path, int n, std::uint64_t seed) {
+  write_sample(path, n, seed, 1);
 }
 
 // max |a − b| / max |b| over the numeric cells of two CSV files with the same header and shape
@@ -198,25 +207,11 @@ TEST_F(KfMpi, SmoothShardsPointsAndEqualsOneProcess) {
   regression_case(*this, big + " --method local-linear --bandwidth cv");
 }
 
-// n points of z = sin(a) cos(b) + 0.2·ε, (a, b) ~ U(0, 10)², as a,b,z CSV.
-void write_abz(const std::string& path, int n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 10.0);
-  std::normal_distribution<double> e(0.0, 1.0);
-  std::ofstream f(path);
-  f << "a,b,z\n";
-  f.precision(17);
-  for (int i = 0; i < n; ++i) {
-    const double a = u(rng), b = u(rng);
-    f << a << "," << b << "," << std::sin(a) * std::cos(b) + 0.2 * e(rng) << "\n";
-  }
-}
-
 // The routes that split the queries (neighbors, sorted windows, k-d tree) and the 2-D grid.
 TEST_F(KfMpi, SmoothSplitsQueriesOnNeighborWindowAndTreeRoutesAndSumsTheTwoDGrid) {
   write_xy(p("small.csv"), 301, 5);
-  write_abz(p("plane.csv"), 1201, 6);
-  write_abz(p("big2.csv"), 6007, 7);
+  write_sample(p("plane.csv"), 1201, 6, 2);
+  write_sample(p("big2.csv"), 6007, 7, 2);
   const std::string small = "smooth " + p("small.csv"), plane = "smooth " + p("plane.csv");
   const std::string xz = " --x a,b --y z";
   regression_case(*this, small + " --method knn --k 7 --knn-weights distance");
