@@ -58,6 +58,7 @@ set(KF_REGRESSION_SOURCES
   src/regression/knn.cpp
   src/regression/binned2d.cpp
   src/regression/nw_binned2d.cpp
+  src/regression/smoother_checks.cpp
   src/regression/smoother_exact.cpp
   src/regression/sorted_window.cpp
   src/regression/radius.cpp
