@@ -127,7 +127,8 @@ class parser {
       if (file_ != nullptr) file_->release_before(offset_ + at + chunk.size());
     }
     std::size_t pos = 0, line_no = 0, released = 0;
-    progress_step step(fmt::format("reading {}", name_), static_cast<index>(hi - lo));
+    progress_step step(fmt::format("reading {}", name_),
+                       static_cast<index>(std::min(hi, size) - lo));  // bytes of the part
     while (pos <= text_.size()) {  // `<=`: a last line without '\n' is still read
       if (!t_.names.empty() && pos < lo) {
         // Past the header, before this part: on to the first line that starts at or after lo.
