@@ -32,6 +32,7 @@ set(KF_PRIMITIVE_SOURCES
 )
 set(KF_CORE_SOURCES
   ${KF_PRIMITIVE_SOURCES}
+  src/jobs.cpp
   src/io/npy.cpp
   src/io/csv.cpp
   src/io/atomic_file.cpp

@@ -7,9 +7,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <optional>
 
 #include "kernelformer/explore/trained_demos.hpp"
+#include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/jobs.hpp"
 #include "report_sections.hpp"
 
 namespace kf::cli {
@@ -28,30 +35,123 @@ struct periodic_shown {
   std::string how;                                          // an <li> saying where it came from
 };
 
-std::unique_ptr<model::sequence_regressor<float>> train_now(const model::periodic_data& data,
-                                                            const std::string& name,
-                                                            const model::periodic_setting& s,
-                                                            std::uint64_t seed) {
-  progress_bar bar(fmt::format("periodic {} {} seed {}", name, s.name, seed));
-  return demo::periodic_train(data, s, seed,
-                              [&](index e, index t, double) { bar.update(int(e), int(t)); });
+// --full: one run of the 3 seeds × 2 settings × 3 functions, trained now or kept from before.
+struct full_result {
+  double mse = NAN;  // rollout test MSE, measured when the run was trained (kept in its file)
+  std::unique_ptr<model::sequence_regressor<float>> model;  // only seed 0 of improved is shown
+};
+using full_function = std::array<std::array<full_result, 3>, 2>;  // [setting][seed]
+
+constexpr const model::periodic_setting* kFullSettings[2] = {&kPeriodicImproved,
+                                                             &model::kPeriodicFaithful};
+constexpr model::periodic_function kFunctions[3] = {model::periodic_function::sin,
+                                                    model::periodic_function::sin_exp,
+                                                    model::periodic_function::square};
+constexpr index kFullRuns = 18;  // 3 functions × 2 settings × 3 seeds
+
+struct full_run {
+  int fn, setting;
+  std::uint64_t seed;
+  std::string path, command;
+  bool shown() const { return setting == 0 && seed == 0; }
+};
+
+full_run full_run_of(const std::string& dir, index i) {
+  full_run r{int(i / 6), int(i / 3 % 2), std::uint64_t(i % 3), "", ""};
+  const auto& s = *kFullSettings[r.setting];
+  const std::string name = model::periodic_function_name(kFunctions[r.fn]);
+  r.path = fmt::format("{}/periodic_{}_{}_s{}.safetensors", dir, name, s.name, r.seed);
+  r.command = "OMP_NUM_THREADS=1 " + model::periodic_train_command(name, s, r.seed);
+  return r;
 }
 
-// --full: 3 seeds of both settings, trained now; seed 0 of the improved setting is shown.
-periodic_shown periodic_train_all(const model::periodic_data& data, model::periodic_function fn) {
-  const std::string name = model::periodic_function_name(fn);
-  periodic_shown s;
-  std::vector<double> imp, fai;
-  for (std::uint64_t seed = 0; seed < 3; ++seed) {
-    auto mi = train_now(data, name, kPeriodicImproved, seed);
-    imp.push_back(model::periodic_forecast_model(data, *mi).mse_rollout);
-    if (seed == 0) s.model = std::move(mi);
-    auto mf = train_now(data, name, model::kPeriodicFaithful, seed);
-    fai.push_back(model::periodic_forecast_model(data, *mf).mse_rollout);
+// A run kept by an earlier --full with the same --out: its file holds this command's weights
+// and the MSE measured when it was trained. Nothing (trained again) when the file is absent,
+// unreadable or made by another command.
+std::optional<full_result> reuse_run(const full_run& r) {
+  std::error_code ec;
+  if (!std::filesystem::exists(r.path, ec)) return std::nullopt;
+  try {
+    const auto ck = model::checkpoint_load(r.path);
+    if (metadata_or(ck, "trained_by", "") != r.command) return std::nullopt;
+    full_result out;
+    out.mse = std::stod(metadata_or(ck, "test_mse_rollout", "nan"));
+    if (!std::isfinite(out.mse)) return std::nullopt;
+    if (r.shown()) out.model = model::sequence_regressor_load(ck);
+    return out;
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
-  s.spreads = {model::mse_spread_of(imp), model::mse_spread_of(fai)};
-  s.how = fmt::format("<li>{}: <code>{}</code> (trained now)</li>", name,
-                      esc(model::periodic_train_command(name, kPeriodicImproved, 0)));
+}
+
+// Trains one run on this (worker) thread and keeps it in its file (atomic: an interrupted
+// report leaves whole files only, which the next --full reuses).
+full_result train_run(const full_run& r, const model::periodic_data& data,
+                      std::atomic<index>& epochs_done) {
+  const auto t0 = std::chrono::steady_clock::now();
+  full_result out;
+  out.model = demo::periodic_train(data, *kFullSettings[r.setting], r.seed,
+                                   [&](index, index, double) { ++epochs_done; });
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.mse = model::periodic_forecast_model(data, *out.model).mse_rollout;
+  auto md = out.model->config().to_metadata();
+  md["trained_by"] = r.command;
+  md["train_seconds"] = fmt::format("{:.1f}", secs);
+  md["test_mse_rollout"] = fmt::format("{:.17g}", out.mse);
+  io::write_file_atomic(r.path, model::checkpoint_encode(out.model->params(), md));
+  if (!r.shown()) out.model.reset();
+  return out;
+}
+
+// --full's 18 runs: those kept in DIR by an earlier --full reused, the others trained now, as
+// many at a time as there are cores, one OpenMP thread each (jobs.hpp): each run's weights are
+// exactly those of its command (OMP_NUM_THREADS=1 kf train periodic ...) on any machine.
+std::vector<full_function> train_full(const std::string& dir,
+                                      const std::vector<model::periodic_data>& data) {
+  std::vector<full_function> out(3);
+  std::vector<full_run> todo;
+  for (index i = 0; i < kFullRuns; ++i) {
+    // The improved setting's 9 runs first: an interrupted --full has those done.
+    const full_run r = full_run_of(dir, i % 3 + 3 * (i / 9) + 6 * (i / 3 % 3));
+    if (auto kept = reuse_run(r))
+      out[std::size_t(r.fn)][std::size_t(r.setting)][r.seed] = std::move(*kept);
+    else
+      todo.push_back(r);
+  }
+  const index n = index(todo.size());
+  const int workers = job_workers(n);
+  if (n < kFullRuns)
+    fmt::print(stderr, "kf report: {} of {} periodic runs reused from {}\n", kFullRuns - n,
+               kFullRuns, dir);
+  if (n == 0) return out;
+  progress_bar bar(fmt::format("periodic: {} runs, {} at a time", n, workers));
+  std::atomic<index> epochs{0}, runs_done{0};
+  const index total = n * model::periodic_setting_options(kPeriodicImproved, 0).epochs;
+  run_jobs(
+      n, workers,
+      [&](index j) {
+        const full_run& r = todo[std::size_t(j)];
+        out[std::size_t(r.fn)][std::size_t(r.setting)][r.seed] =
+            train_run(r, data[std::size_t(r.fn)], epochs);
+        ++runs_done;
+      },
+      [&] { bar.update(int(epochs), int(total), fmt::format("{}/{} runs", runs_done.load(), n)); });
+  return out;
+}
+
+// One function's row from its 6 runs: the medians of both settings, seed 0 of the improved shown.
+periodic_shown periodic_full_row(const std::string& name, full_function& f,
+                                 const std::string& dir) {
+  periodic_shown s;
+  std::vector<double> mse[2];
+  for (std::size_t k = 0; k < 2; ++k)
+    for (const auto& run : f[k]) mse[k].push_back(run.mse);
+  s.spreads = {model::mse_spread_of(mse[0]), model::mse_spread_of(mse[1])};
+  s.model = std::move(f[0][0].model);
+  s.how = fmt::format(
+      "<li>{}: <code>{}</code>, 3 seeds of each setting, one thread each (trained by this "
+      "--full, or by an earlier one with the same --out: <code>{}</code>)</li>",
+      name, esc(model::periodic_train_command(name, kPeriodicImproved, 0)), esc(dir));
   return s;
 }
 
@@ -169,8 +269,9 @@ std::string periodic_intro(bool full) {
       "with a fixed Gaussian kernel over the 901 training windows). The Transformer shown is "
       "the <b>improved setting</b> (batch 64 instead of 512, warmup + cosine learning rate, "
       "dropout 0.05; docs/nn.md). {}",
-      full ? "Every model here was trained when the page was made (kf report --full): "
-             "3 seeds of the improved and of the faithful setting."
+      full ? "Every model here was trained by <code>kf report --full</code> (this run, or an "
+             "earlier one with the same --out, whose runs it keeps in trained/): 3 seeds of the "
+             "improved and of the faithful setting, each run on one thread."
            : "By default the page evaluates seed-0 checkpoints kept in the repository "
              "(models/, made by <code>kf train periodic</code>, each with its command "
              "below; ~2 min of training per function would not fit the report's budget); "
@@ -189,12 +290,17 @@ void report_periodic(viz::report& rep, report_context& ctx) {
   ctx.summary.push_back(
       "Seed 003, periodic functions: test MSE of a 200-step rollout (Transformer: code "
       "configuration, improved setting, seed 0)");
-  for (const auto fn : {model::periodic_function::sin, model::periodic_function::sin_exp,
-                        model::periodic_function::square}) {
-    const auto data = model::periodic_make(fn);
+  std::vector<model::periodic_data> all;
+  for (const auto fn : kFunctions) all.push_back(model::periodic_make(fn));
+  std::vector<full_function> full;
+  if (ctx.full) full = train_full(ctx.trained, all);
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const auto fn = kFunctions[k];
+    const auto& data = all[k];
     const std::string name = model::periodic_function_name(fn);
     const double paper = model::periodic_paper_mse(fn);
-    auto shown = ctx.full ? periodic_train_all(data, fn) : periodic_from_models(ctx.models, fn);
+    auto shown = ctx.full ? periodic_full_row(name, full[k], ctx.trained)
+                          : periodic_from_models(ctx.models, fn);
     how += shown.how;
     auto e = demo::periodic_evaluate(data, *shown.model);
     const double mse = e.transformer.mse_rollout;

@@ -34,7 +34,8 @@ inline viz::figure make_figure(std::string title, std::string xlabel, std::strin
 // What the sections share: kf report's options, and what they collect for the end of the page.
 struct report_context {
   bool full = false, quiet = false;
-  std::string models;                           // the folder of the report's checkpoints
+  std::string models;   // the folder of the report's checkpoints
+  std::string trained;  // --full: where each trained run is kept (OUT/trained), and reused from
   std::vector<demo::head_kernel_summary> diag;  // the head-as-kernel table, one row per head
   std::vector<std::string> summary;             // lines printed when the page is written
 };

@@ -11,6 +11,10 @@
 
 #include "apps/run_kf.hpp"
 #include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/periodic_experiment.hpp"
+#include "kernelformer/model/periodic_reference.hpp"
+#include "kernelformer/model/sequence_regressor.hpp"
 
 namespace kf {
 namespace {
@@ -108,6 +112,44 @@ TEST(KfReport, TrainedSectionsPage) {
   EXPECT_NE(lm.find("\"cat\""), std::string::npos);
   // " mat" is not among the fortunes' 8,000 most frequent pieces: labelled by its text.
   EXPECT_NE(lm.find("\"mat (unk)\""), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// --full keeps each of its 18 periodic runs in OUT/trained/ and a later --full with the same --out
+// reuses every file that holds its command's weights (an interrupted --full resumes). Here the 18
+// files are untrained models written by the test with made-up MSEs, so nothing trains: the section
+// reuses them all, shows seed 0 of the improved setting, and its 3-seed cells are the files'
+// medians with the documented median beside each.
+TEST(KfReport, FullReusesTheRunsKeptInOut) {
+#ifdef KF_SANITIZE_BUILD
+  GTEST_SKIP() << "the NW forecasters' bandwidth searches run in the dev build";
+#endif
+  const fs::path dir = report_dir("full");
+  const std::string d = dir.string();
+  fs::create_directories(dir / "trained");
+  for (const char* fn : {"sin", "sin-exp", "square"})
+    for (const auto* s : {&model::kPeriodicImproved, &model::kPeriodicFaithful})
+      for (std::uint64_t seed = 0; seed < 3; ++seed) {
+        model::sequence_regressor<float> m(model::periodic_setting_config(*s), seed);
+        auto md = m.config().to_metadata();
+        md["trained_by"] = "OMP_NUM_THREADS=1 " + model::periodic_train_command(fn, *s, seed);
+        // The MSE its training measured (here made up: seed + 1, times 10 for faithful).
+        md["test_mse_rollout"] = fmt::format("{}", double(seed + 1) * (s->batch == 64 ? 1 : 10));
+        io::write_file_atomic(
+            fmt::format("{}/trained/periodic_{}_{}_s{}.safetensors", d, fn, s->name, seed),
+            model::checkpoint_encode(m.params(), md));
+      }
+  auto r = run_kf("report --full --sections periodic --out " + d);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("18 of 18 periodic runs reused from " + d + "/trained"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("3-seed medians now: improved"), std::string::npos) << r.output;
+  // Each cell: the median (min – max) of the files' MSEs, the documented median beside it.
+  const std::string table = io::read_file(d + "/figures/periodic_table.csv");
+  EXPECT_NE(table.find("2 (1 – 3); documented 0.00875"), std::string::npos) << table;
+  EXPECT_NE(table.find("20 (10 – 30); documented 0.0167"), std::string::npos) << table;
+  EXPECT_NE(io::read_file(d + "/index.html").find("measured now"), std::string::npos);
   fs::remove_all(dir);
 }
 
