@@ -176,12 +176,14 @@ void add_report(CLI::App& app) {
       "report", "Write the HTML report: the seeds' demonstrations, measured, with figures");
   sub->add_option("--out", o->out, "output directory (index.html + figures/)")
       ->capture_default_str();
-  sub->add_flag("--full", o->full,
-                "train every model now instead of evaluating models/: the periodic code "
-                "configuration x 3 seeds in the improved and the faithful setting (18 runs, as "
-                "many at a time as there are cores, one thread each, each kept in OUT/trained/ "
-                "so an interrupted --full resumes there), the word-level language model. "
-                "About 270 core-minutes on a Zen 1 EPYC, ~100 on a newer x86-64");
+  sub->add_flag(
+      "--full", o->full,
+      "train every model now instead of evaluating models/: the periodic code "
+      "configuration x 3 seeds in the improved and the faithful setting (18 runs, as "
+      "many at a time as there are cores, one thread each, each kept in OUT/trained/ "
+      "so an interrupted --full resumes there), the word-level language model. "
+      "About 270 core-minutes on a Zen 1 EPYC (2¼ hours on its 2 cores), less than half that on "
+      "newer cores");
   sub->add_option("--sections", o->sections,
                   "comma list of seed000, seed001, seed004, seed002, seed003, periodic, lm")
       ->capture_default_str();
