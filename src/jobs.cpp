@@ -43,7 +43,16 @@ void run_jobs(index n, int workers, const std::function<void(index)>& job,
   };
   std::vector<std::thread> threads;
   threads.reserve(std::size_t(workers));
-  for (int w = 0; w < workers; ++w) threads.emplace_back(work);
+  for (int w = 0; w < workers; ++w) {
+    try {
+      threads.emplace_back(work);
+    } catch (...) {  // no thread for this worker (std::system_error): run with the ones started
+      std::lock_guard<std::mutex> lock(mu);
+      running -= workers - w;
+      if (w == 0) first = std::current_exception();
+      break;
+    }
+  }
   {
     std::unique_lock<std::mutex> lock(mu);
     while (!all_done.wait_for(lock, std::chrono::milliseconds(200), [&] { return running == 0; }))

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -56,27 +57,35 @@ struct full_run {
   bool shown() const { return setting == 0 && seed == 0; }
 };
 
-full_run full_run_of(const std::string& dir, index i) {
-  full_run r{int(i / 6), int(i / 3 % 2), std::uint64_t(i % 3), "", ""};
-  const auto& s = *kFullSettings[r.setting];
-  const std::string name = model::periodic_function_name(kFunctions[r.fn]);
-  r.path = fmt::format("{}/periodic_{}_{}_s{}.safetensors", dir, name, s.name, r.seed);
-  r.command = "OMP_NUM_THREADS=1 " + model::periodic_train_command(name, s, r.seed);
+full_run full_run_of(const std::string& dir, int fn, int setting, std::uint64_t seed) {
+  full_run r{fn, setting, seed, "", ""};
+  const auto& s = *kFullSettings[setting];
+  const std::string name = model::periodic_function_name(kFunctions[fn]);
+  r.path = fmt::format("{}/periodic_{}_{}_s{}.safetensors", dir, name, s.name, seed);
+  r.command = "OMP_NUM_THREADS=1 " + model::periodic_train_command(name, s, seed);
   return r;
 }
 
-// A run kept by an earlier --full with the same --out: its file holds this command's weights
-// and the MSE measured when it was trained. Nothing (trained again) when the file is absent,
-// unreadable or made by another command.
+// A run kept by an earlier --full with the same --out: its file holds this command's weights,
+// the model configuration of its setting and the MSE measured when it was trained. Nothing
+// (trained again) when the file is absent, unreadable, or made by another command or
+// configuration. The build that made it is not checked: delete OUT/trained to retrain all.
 std::optional<full_result> reuse_run(const full_run& r) {
   std::error_code ec;
   if (!std::filesystem::exists(r.path, ec)) return std::nullopt;
   try {
     const auto ck = model::checkpoint_load(r.path);
     if (metadata_or(ck, "trained_by", "") != r.command) return std::nullopt;
+    // The configuration as a model of this setting records it (the model fills in defaults).
+    const model::sequence_regressor<float> fresh(
+        model::periodic_setting_config(*kFullSettings[r.setting]), 0);
+    for (const auto& [key, value] : fresh.config().to_metadata())
+      if (metadata_or(ck, key, "") != value) return std::nullopt;
+    const std::string text = metadata_or(ck, "test_mse_rollout", "");
     full_result out;
-    out.mse = std::stod(metadata_or(ck, "test_mse_rollout", "nan"));
-    if (!std::isfinite(out.mse)) return std::nullopt;
+    const auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), out.mse);
+    if (err != std::errc() || end != text.data() + text.size() || !std::isfinite(out.mse))
+      return std::nullopt;
     if (r.shown()) out.model = model::sequence_regressor_load(ck);
     return out;
   } catch (const std::exception&) {
@@ -104,29 +113,36 @@ full_result train_run(const full_run& r, const model::periodic_data& data,
 }
 
 // --full's 18 runs: those kept in DIR by an earlier --full reused, the others trained now, as
-// many at a time as there are cores, one OpenMP thread each (jobs.hpp): each run's weights are
-// exactly those of its command (OMP_NUM_THREADS=1 kf train periodic ...) on any machine.
+// many at a time as there are cores, one OpenMP thread each (jobs.hpp): a run's weights do not
+// depend on the core count — they are those of its one-thread command with the same build on
+// the same CPU. REUSED: how many came from DIR.
 std::vector<full_function> train_full(const std::string& dir,
-                                      const std::vector<model::periodic_data>& data) {
+                                      const std::vector<model::periodic_data>& data, bool quiet,
+                                      index& reused) {
   std::vector<full_function> out(3);
   std::vector<full_run> todo;
-  for (index i = 0; i < kFullRuns; ++i) {
-    // The improved setting's 9 runs first: an interrupted --full has those done.
-    const full_run r = full_run_of(dir, i % 3 + 3 * (i / 9) + 6 * (i / 3 % 3));
-    if (auto kept = reuse_run(r))
-      out[std::size_t(r.fn)][std::size_t(r.setting)][r.seed] = std::move(*kept);
-    else
-      todo.push_back(r);
-  }
+  // The improved setting's 9 runs first: an interrupted --full has those done.
+  for (int setting = 0; setting < 2; ++setting)
+    for (int fn = 0; fn < 3; ++fn)
+      for (std::uint64_t seed = 0; seed < 3; ++seed) {
+        const full_run r = full_run_of(dir, fn, setting, seed);
+        if (auto kept = reuse_run(r))
+          out[std::size_t(fn)][std::size_t(setting)][seed] = std::move(*kept);
+        else
+          todo.push_back(r);
+      }
   const index n = index(todo.size());
-  const int workers = job_workers(n);
-  if (n < kFullRuns)
-    fmt::print(stderr, "kf report: {} of {} periodic runs reused from {}\n", kFullRuns - n,
-               kFullRuns, dir);
+  reused = kFullRuns - n;
+  if (reused > 0 && !quiet)
+    fmt::print(stderr, "kf report: {} of {} periodic runs reused from {}\n", reused, kFullRuns,
+               dir);
   if (n == 0) return out;
+  const int workers = job_workers(n);
   progress_bar bar(fmt::format("periodic: {} runs, {} at a time", n, workers));
   std::atomic<index> epochs{0}, runs_done{0};
-  const index total = n * model::periodic_setting_options(kPeriodicImproved, 0).epochs;
+  index total = 0;
+  for (const auto& r : todo)
+    total += model::periodic_setting_options(*kFullSettings[r.setting], r.seed).epochs;
   run_jobs(
       n, workers,
       [&](index j) {
@@ -260,7 +276,7 @@ void periodic_attention_figure(viz::report& rep, report_context& ctx,
             rows, "Fig. 4's structure, measured on the raw weights.", "periodic_attention_table");
 }
 
-std::string periodic_intro(bool full) {
+std::string periodic_intro(bool full, index reused) {
   return fmt::format(
       "The encoder of seed 003 (code configuration: post-LN, d 128, 2 heads, 2 layers) "
       "trained on sin, sin(x)·exp(0.01x) and a square wave, forecasting 200 steps by rollout "
@@ -269,9 +285,11 @@ std::string periodic_intro(bool full) {
       "with a fixed Gaussian kernel over the 901 training windows). The Transformer shown is "
       "the <b>improved setting</b> (batch 64 instead of 512, warmup + cosine learning rate, "
       "dropout 0.05; docs/nn.md). {}",
-      full ? "Every model here was trained by <code>kf report --full</code> (this run, or an "
-             "earlier one with the same --out, whose runs it keeps in trained/): 3 seeds of the "
-             "improved and of the faithful setting, each run on one thread."
+      full ? fmt::format("Every model here was trained by <code>kf report --full</code>: 3 seeds "
+                         "of the improved and of the faithful setting, each run on one thread; "
+                         "{} of the 18 runs were trained by this run, {} by an earlier one with "
+                         "the same --out (kept in trained/ with the MSE each reached).",
+                         18 - reused, reused)
            : "By default the page evaluates seed-0 checkpoints kept in the repository "
              "(models/, made by <code>kf train periodic</code>, each with its command "
              "below; ~2 min of training per function would not fit the report's budget); "
@@ -282,18 +300,22 @@ std::string periodic_intro(bool full) {
 }  // namespace
 
 void report_periodic(viz::report& rep, report_context& ctx) {
+  std::vector<model::periodic_data> all;
+  for (const auto fn : kFunctions) all.push_back(model::periodic_make(fn));
+  std::vector<full_function> full;
+  index reused = 0;
+  if (ctx.full) full = train_full(ctx.trained, all, ctx.quiet, reused);
   rep.section("periodic", "Seed 003 §5: Transformers forecasting periodic functions",
-              periodic_intro(ctx.full));
+              periodic_intro(ctx.full, reused));
   std::vector<std::vector<std::string>> rows;
   std::vector<periodic_map> maps;
   std::string how;
   ctx.summary.push_back(
       "Seed 003, periodic functions: test MSE of a 200-step rollout (Transformer: code "
       "configuration, improved setting, seed 0)");
-  std::vector<model::periodic_data> all;
-  for (const auto fn : kFunctions) all.push_back(model::periodic_make(fn));
-  std::vector<full_function> full;
-  if (ctx.full) full = train_full(ctx.trained, all);
+  if (ctx.full && reused > 0)
+    ctx.summary.push_back(
+        fmt::format("  ({} of the 18 runs below reused from {})", reused, ctx.trained));
   for (std::size_t k = 0; k < all.size(); ++k) {
     const auto fn = kFunctions[k];
     const auto& data = all[k];
@@ -316,7 +338,8 @@ void report_periodic(viz::report& rep, report_context& ctx) {
                     num(e.nw.scaled.mse_rollout, 3)});
     if (ctx.full)
       ctx.summary.push_back(fmt::format(
-          "  {:8} 3-seed medians now: improved {} (documented {}), faithful {} (documented {})",
+          "  {:8} 3-seed medians (--full): improved {} (documented {}), faithful {} (documented "
+          "{})",
           name, num(shown.spreads.improved.median, 3), num(doc.improved.median, 3),
           num(shown.spreads.faithful.median, 3), num(doc.faithful.median, 3)));
     ctx.summary.push_back(fmt::format(
@@ -325,7 +348,7 @@ void report_periodic(viz::report& rep, report_context& ctx) {
     periodic_figure(rep, data, name, e, paper);
     maps.push_back({name, std::move(e.attention)});
   }
-  const std::string three = ctx.full ? "measured now" : "documented";
+  const std::string three = ctx.full ? "measured by kf report --full" : "documented";
   rep.table({"function", "paper", "Transformer, improved setting, seed 0",
              "improved, 3 seeds: median (min – max), " + three,
              "faithful protocol, 3 seeds: median (min – max), " + three, "NW forecaster",

@@ -144,12 +144,15 @@ TEST(KfReport, FullReusesTheRunsKeptInOut) {
   EXPECT_NE(r.output.find("18 of 18 periodic runs reused from " + d + "/trained"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("3-seed medians now: improved"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("3-seed medians (--full): improved"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(18 of the 18 runs below reused from"), std::string::npos) << r.output;
   // Each cell: the median (min – max) of the files' MSEs, the documented median beside it.
   const std::string table = io::read_file(d + "/figures/periodic_table.csv");
   EXPECT_NE(table.find("2 (1 – 3); documented 0.00875"), std::string::npos) << table;
   EXPECT_NE(table.find("20 (10 – 30); documented 0.0167"), std::string::npos) << table;
-  EXPECT_NE(io::read_file(d + "/index.html").find("measured now"), std::string::npos);
+  EXPECT_NE(
+      io::read_file(d + "/index.html").find("0 of the 18 runs were trained by this run, 18 by"),
+      std::string::npos);
   fs::remove_all(dir);
 }
 
