@@ -16,3 +16,5 @@ function(kf_target_warnings target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
 endfunction()
+
+include(kf_ccache)

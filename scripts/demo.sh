@@ -25,6 +25,7 @@ quietly() {
 
 echo "kernelformer demo: installing what is missing and building kf (log: $log) ..."
 quietly "installing the dependencies" bash scripts/install_deps.sh build
+. scripts/ccache_env.sh
 quietly "configuring the release build" cmake --preset release
 quietly "building kf" cmake --build --preset release -j"$jobs" --target kf
 

@@ -5,7 +5,7 @@
 #           build), CLI11, fmt, nlohmann-json, cairo (figures), clang-format, cpp-httplib
 #           (kf serve), fortunes (the language model's default corpus), nanoflann (k-d trees),
 #           OpenMPI (mpirun -np N kf ...), clang 14 with libFuzzer's runtime and OpenMP
-#           (scripts/fuzz.sh)
+#           (scripts/fuzz.sh), ccache (every build served from a cache across runs and clones)
 #   web     Debian's chromium, Node.js + npm (if missing), and web/node_modules (playwright-core,
 #           `npm ci`, no browser download) for the explorer's headless-browser test
 #   python  the Python package (python/, scripts/test_python.sh): pybind11, the headers, venv, pip,
@@ -17,7 +17,7 @@ set -euo pipefail
 build_pkgs=(build-essential cmake pkg-config clang-format googletest libgtest-dev libbenchmark-dev
   libeigen3-dev libopenblas-openmp-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcairo2-dev libfftw3-dev
   fonts-dejavu-core fortunes libcpp-httplib-dev libnanoflann-dev libopenmpi-dev openmpi-bin
-  clang-14 libclang-rt-14-dev libomp-14-dev)
+  clang-14 libclang-rt-14-dev libomp-14-dev ccache)
 web_pkgs=(chromium)
 command -v node >/dev/null || web_pkgs+=(nodejs)
 command -v npm >/dev/null || web_pkgs+=(npm)

@@ -23,6 +23,11 @@ step() {
 step "install what is missing (scripts/install_deps.sh build web python)"
 bash scripts/install_deps.sh build web python
 
+# ccache: one cache outside the work tree, shared by every build below and by later runs and
+# clones (scripts/ccache_env.sh); its hit rate is printed at the end.
+. scripts/ccache_env.sh
+command -v ccache >/dev/null && ccache -z >/dev/null
+
 step "format check (clang-format, .clang-format)"
 bash scripts/check_format.sh
 
@@ -55,3 +60,6 @@ if [ "${KF_SKIP_ASAN:-0}" != 1 ]; then
   ctest --preset asan "${ctest_args[@]}"
 fi
 step ""
+if command -v ccache >/dev/null; then
+  ccache -s | grep -Ei '^ *(hits|misses|cacheable calls|direct|preprocessed)|hit rate' | sed 's/^/ccache: /' || true
+fi
