@@ -2,15 +2,21 @@
 // serving web/explorer/ and the JSON API of serve_api.hpp, computed by the C++ core.
 // Bad, oversized or out-of-range requests get a 4xx and {"error": "..."}; static files are served
 // only from inside the web folder (httplib rejects ".." paths; the folder is canonicalized).
-// Nothing is compressed (see no_compression); idle connections cannot starve new ones (see
-// elastic_pool and the timeouts in run()).
+// Nothing is compressed and multi-range requests are served whole (see pre_routing); idle or
+// slow connections cannot starve new ones (see elastic_pool and the timeouts in run()); the
+// requests that compute are admitted a few at a time (serve_api.hpp: heavy_gate); a port in use
+// is an error (no SO_REUSEPORT).
 #include <fmt/format.h>
 #include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <malloc.h>
+#include <sys/socket.h>
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -33,58 +39,62 @@ struct serve_options {
   std::string host = "127.0.0.1", web_dir;
 };
 
-// httplib gives each connection a worker for its whole keep-alive life, so a fixed pool of 8
-// (httplib's default here) is stalled by 8 idle sockets. This queue starts another thread
-// whenever a connection arrives and no worker is idle, up to `max`: a worker stays free for a new
-// request as long as fewer than `max` connections are open; beyond that, the timeouts in run()
-// bound how long an idle one holds its thread.
+// httplib gives each connection a worker for its whole keep-alive life, so a fixed pool is
+// stalled by as many idle or slow sockets. This queue starts another thread whenever a
+// connection arrives and no worker is idle, up to `max` (connection threads mostly wait in
+// recv: a slow client costs a blocked thread, never a core — the compute is admitted separately,
+// serve_api.hpp's heavy_gate). A worker idle for `idle_exit` ends, down to `keep` workers, so the
+// thread count falls back after a burst (and with it each thread's OpenMP team and arena).
 class elastic_pool final : public httplib::TaskQueue {
  public:
-  explicit elastic_pool(std::size_t max) : max_(max) {}
+  elastic_pool(std::size_t max, std::size_t keep, std::chrono::milliseconds idle_exit)
+      : max_(max), keep_(keep), idle_exit_(idle_exit) {}
   ~elastic_pool() override { shutdown(); }
 
   void enqueue(std::function<void()> fn) override {
     std::lock_guard lock(mutex_);
     jobs_.push_back(std::move(fn));
-    if (idle_ < jobs_.size() && threads_.size() < max_)
-      threads_.emplace_back([this] { work(); });
-    else
+    if (idle_ < jobs_.size() && running_ < max_) {
+      ++running_;
+      std::thread([this] { work(); }).detach();
+    } else {
       cond_.notify_one();
+    }
   }
 
   void shutdown() override {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
+    std::unique_lock lock(mutex_);
+    stop_ = true;
     cond_.notify_all();
-    for (auto& t : threads_) t.join();
-    threads_.clear();
+    done_.wait(lock, [this] { return running_ == 0; });
   }
 
  private:
   void work() {
+    std::unique_lock lock(mutex_);
     for (;;) {
-      std::function<void()> fn;
-      {
-        std::unique_lock lock(mutex_);
-        ++idle_;
-        cond_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
-        --idle_;
-        if (jobs_.empty()) return;  // stopping, nothing left to run
-        fn = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
+      ++idle_;
+      const bool woken =
+          cond_.wait_for(lock, idle_exit_, [this] { return stop_ || !jobs_.empty(); });
+      --idle_;
+      if (jobs_.empty() && (stop_ || (!woken && running_ > keep_))) break;
+      if (jobs_.empty()) continue;
+      std::function<void()> fn = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
       fn();
+      lock.lock();
     }
+    --running_;
+    done_.notify_all();
   }
 
-  std::size_t max_, idle_ = 0;
+  std::size_t max_, keep_, idle_ = 0, running_ = 0;
+  std::chrono::milliseconds idle_exit_;
   bool stop_ = false;
   std::mutex mutex_;
-  std::condition_variable cond_;
+  std::condition_variable cond_, done_;
   std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> threads_;
 };
 
 // httplib 0.11 compresses every JSON, JavaScript and text answer whenever the request's
@@ -94,9 +104,27 @@ class elastic_pool final : public httplib::TaskQueue {
 // millisecond, so compression never pays here. httplib decides from the request's header when it
 // writes the answer; this hook runs first, on the Request object httplib owns (non-const; the
 // hook's signature makes it const), and drops the header, so nothing is compressed.
-httplib::Server::HandlerResponse no_compression(const httplib::Request& req, httplib::Response&) {
-  const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+//
+// It also collapses a multi-range request (Range: bytes=0-1,2-3,…) to the whole file: httplib
+// 0.11 builds a multipart answer for every range in memory (32 requests of 8 KB of ranges took
+// the server to 3.9 GB). One range is served as asked.
+httplib::Server::HandlerResponse pre_routing(const httplib::Request& req, httplib::Response&) {
+  auto& r = const_cast<httplib::Request&>(req);
+  r.headers.erase("Accept-Encoding");
+  if (r.ranges.size() > 1) {
+    r.ranges.clear();
+    r.headers.erase("Range");
+  }
   return httplib::Server::HandlerResponse::Unhandled;
+}
+
+// kf's main keeps freed memory in the heap (training reuses it every step); a server must give
+// it back after a burst: glibc's default thresholds again, few arenas (one per request thread
+// otherwise), and heavy_gate trims the heap whenever the last heavy request leaves.
+void serve_memory_policy() {
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  mallopt(M_TRIM_THRESHOLD, 8 << 20);
+  mallopt(M_ARENA_MAX, 4);
 }
 
 fs::path find_web_dir(const std::string& given) {
@@ -134,11 +162,20 @@ void run(const serve_options& o) {
   svr.set_write_timeout(5, 0);
   svr.set_keep_alive_max_count(100);
   svr.set_keep_alive_timeout(2);
-  svr.new_task_queue = [] { return new elastic_pool(64); };
+  svr.new_task_queue = [] { return new elastic_pool(1024, 4, std::chrono::milliseconds(3000)); };
   // httplib writes the headers and the body separately; with Nagle's algorithm the body of a small
   // answer waited for the client's delayed ACK of the headers: ~40 ms per request in Chromium.
   svr.set_tcp_nodelay(true);
-  svr.set_pre_routing_handler(no_compression);
+  svr.set_pre_routing_handler(pre_routing);
+  // The listening socket: SO_REUSEADDR (a restart binds at once) but not httplib's default
+  // SO_REUSEPORT, under which a second kf serve on the same port started too and took half the
+  // traffic; now its bind fails. Its descriptor is kept to raise the listen backlog below.
+  int listen_fd = -1;
+  svr.set_socket_options([&listen_fd](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_fd = sock;
+  });
   if (!svr.set_mount_point("/", web.string()))
     throw user_error(fmt::format("cannot serve {}", web.string()));
   add_explorer_api(svr);
@@ -153,8 +190,15 @@ void run(const serve_options& o) {
     port = svr.bind_to_any_port(o.host);
     if (port < 0) throw user_error(fmt::format("cannot listen on {}", o.host));
   } else if (!svr.bind_to_port(o.host, port)) {
-    throw user_error(fmt::format("cannot listen on {}:{} (in use? try --port 0)", o.host, port));
+    throw user_error(fmt::format(
+        "cannot listen on {}:{}: the port is in use (another kf serve?) or the address is not "
+        "this machine's; try --port 0 for any free port",
+        o.host, port));
   }
+  // httplib listens with a backlog of 5: 64 clients connecting at once waited up to a second for
+  // the kernel's SYN retry. listen() again on the bound socket sets the backlog.
+  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
+  serve_memory_policy();
   // SIGINT/SIGTERM stop the server cleanly: a thread waits for them.
   sigset_t set;
   sigemptyset(&set);

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <malloc.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -14,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "kernelformer/explore/explorer.hpp"
@@ -205,10 +209,70 @@ httplib::Server::Handler api(Fn fn) {
   };
 }
 
+// Admission control for the handlers that compute (smooth, fit, profile): at most `slots` at
+// once (the cores), up to `queue` more wait at most `wait` each, the rest get 503 with
+// Retry-After at once. A request alone gets every core's OpenMP thread; with others running it
+// gets cores / running (at least one), so the compute threads stay about the cores however many
+// clients ask. When the last one leaves, the heap is trimmed: a burst's memory goes back.
+class heavy_gate {
+ public:
+  heavy_gate(int slots, int queue, std::chrono::milliseconds wait)
+      : slots_(std::max(slots, 1)), queue_(queue), wait_(wait) {}
+
+  // The OpenMP threads this request may use, or 0: refused (busy).
+  int enter() {
+    std::unique_lock lock(mutex_);
+    if (running_ >= slots_) {
+      if (waiting_ >= queue_) return 0;
+      ++waiting_;
+      const bool ok = cond_.wait_for(lock, wait_, [this] { return running_ < slots_; });
+      --waiting_;
+      if (!ok) return 0;
+    }
+    ++running_;
+    return std::max(1, slots_ / running_);
+  }
+  void leave() {
+    bool idle = false;
+    {
+      std::lock_guard lock(mutex_);
+      --running_;
+      idle = running_ == 0 && waiting_ == 0;
+    }
+    cond_.notify_one();
+    if (idle) malloc_trim(0);
+  }
+
+ private:
+  int slots_, queue_, running_ = 0, waiting_ = 0;
+  std::chrono::milliseconds wait_;
+  std::mutex mutex_;
+  std::condition_variable cond_;
+};
+
+template <class Fn>
+httplib::Server::Handler heavy(std::shared_ptr<heavy_gate> gate, Fn fn) {
+  return [gate, handler = api(std::move(fn))](const httplib::Request& req, httplib::Response& res) {
+    const int threads = gate->enter();
+    if (threads == 0) {
+      res.set_header("Retry-After", "1");
+      reply(res, 503, {{"error", "busy: other requests are being computed; retry in a second"}});
+      return;
+    }
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(threads);  // this thread's team only
+    handler(req, res);             // api() catches everything: leave() always runs
+    omp_set_num_threads(before);
+    gate->leave();
+  };
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, httplib::Server::Handler>> explorer_api_handlers() {
   auto c = std::make_shared<caches>();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto gate = std::make_shared<heavy_gate>(cores, 4 * cores, std::chrono::seconds(10));
   std::vector<std::pair<std::string, httplib::Server::Handler>> h;
   h.emplace_back("/api/functions", api([](const httplib::Request&) {
                    return json{{"functions", functions_json(explorer_functions())}};
@@ -219,10 +283,11 @@ std::vector<std::pair<std::string, httplib::Server::Handler>> explorer_api_handl
                                {"attention_modes", explorer_attention_modes()}};
                  }));
   h.emplace_back("/api/smooth",
-                 api([c](const httplib::Request& req) { return smooth_answer(*c, req); }));
-  h.emplace_back("/api/fit", api([c](const httplib::Request& req) { return fit_answer(*c, req); }));
+                 heavy(gate, [c](const httplib::Request& req) { return smooth_answer(*c, req); }));
+  h.emplace_back("/api/fit",
+                 heavy(gate, [c](const httplib::Request& req) { return fit_answer(*c, req); }));
   h.emplace_back(
-      "/api/profile", api([c](const httplib::Request& req) {
+      "/api/profile", heavy(gate, [c](const httplib::Request& req) {
         const explorer_request r = parse_request(req);
         if (!req.has_param("point")) throw bad_request("point: missing (an index 0..n-1)");
         bool hit = false;
