@@ -73,9 +73,14 @@ template <class T>
 void stage_output(io::atomic_writer& writer, const std::string& path, const_matrix_view<T> a);
 
 // Throws user_error naming OPTION unless PATH can be written: its folder exists and is
-// writable, and PATH is not a folder. Commands call it for every output before the work starts,
-// so a typo never costs a long run.
+// writable, PATH is not a folder, PATH is not a file the command line also names as an input
+// (compared by device and inode, so any spelling), and no other output option names the same
+// file. Commands call it for every output before the work starts, so a typo never costs a long
+// run and an output never replaces an input.
 void check_output_path(const std::string& path, const std::string& option);
+
+// The command line that check_output_path compares outputs against (main calls it once).
+void set_command_line(int argc, char** argv);
 
 // An output FOLDER that a command creates (nested folders too): the nearest existing ancestor
 // must be a writable folder, and DIR itself, if it exists, a folder.

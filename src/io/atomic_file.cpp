@@ -1,9 +1,11 @@
 #include "kernelformer/io/atomic_file.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -72,17 +74,50 @@ void remove_stale_temporaries(const std::string& path) {
 
 }  // namespace
 
-// The temporary is PATH.tmp.<host>.<pid>.<k> (k: this writer's count), in PATH's directory so
-// the final rename stays on one file system. It is registered in staged_ before anything is
-// written, so every failure below leaves it to the destructor to remove.
+// The temporary is PATH.tmp.<host>.<pid>.<k>, in PATH's directory so the final rename stays on
+// one file system. It is created with O_CREAT|O_EXCL|O_NOFOLLOW: a file or a symbolic link
+// already at that name (planted by someone who guessed it) is never opened, followed or
+// truncated — the next k is tried instead. k counts over the whole process, so two writers never
+// race for one name. It is registered in staged_ before anything is written, so every failure
+// below leaves it to the destructor to remove.
+namespace {
+
+std::FILE* create_temporary(const std::string& path, std::string& tmp) {
+  static std::atomic<unsigned long> counter{0};
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    tmp = fmt::format("{}.tmp.{}.{}.{}", path, host_tag(), ::getpid(), counter++);
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      if (errno == EEXIST || errno == ELOOP) continue;  // taken: never touch it, try the next k
+      throw std::runtime_error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+    }
+    std::FILE* f = ::fdopen(fd, "wb");
+    if (!f) {
+      const int err = errno;
+      ::close(fd);
+      std::remove(tmp.c_str());
+      throw std::runtime_error(fmt::format("{}: cannot write ({})", path, std::strerror(err)));
+    }
+    return f;
+  }
+  throw std::runtime_error(
+      fmt::format("{}: cannot write (1000 temporary names beside it are taken)", path));
+}
+
+}  // namespace
+
+namespace {
+std::atomic<output_guard> the_output_guard{nullptr};
+}  // namespace
+
+void set_output_guard(output_guard guard) { the_output_guard = guard; }
+
 void atomic_writer::stage_stream(const std::string& path,
                                  const std::function<bool(std::FILE*)>& write) {
+  if (const output_guard guard = the_output_guard.load()) guard(path);
   remove_stale_temporaries(path);
-  const std::string tmp =
-      fmt::format("{}.tmp.{}.{}.{}", path, host_tag(), ::getpid(), staged_.size());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    throw std::runtime_error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+  std::string tmp;
+  std::FILE* f = create_temporary(path, tmp);
   staged_.emplace_back(tmp, path);
   bool ok = false;
   try {

@@ -138,6 +138,7 @@ class parser {
         if (pos > size) break;
       }
       if (!t_.names.empty() && pos >= hi) break;  // the next part's lines
+      if (t_.names.empty()) check_first_line_length(pos, line_no + 1);
       auto nl = text_.find('\n', pos);
       if (nl == std::string_view::npos) nl = text_.size();
       const std::string_view line = text_.substr(pos, nl - pos);
@@ -165,6 +166,19 @@ class parser {
   }
 
  private:
+  // The header (or first) line is kept as names and cells: a crafted file whose first line runs
+  // for a gigabyte would cost that much memory several times over. Only the first
+  // kMaxFirstLine + 1 bytes from POS are looked at (a million columns of long names fit).
+  static constexpr std::size_t kMaxFirstLine = std::size_t{16} << 20;
+  void check_first_line_length(std::size_t pos, std::size_t line_no) const {
+    const auto window = text_.substr(pos, kMaxFirstLine + 1);
+    if (window.size() > kMaxFirstLine && window.find('\n') == std::string_view::npos)
+      throw std::runtime_error(fmt::format(
+          "{}: line {}: the first line is longer than {} MiB (a header that long is not a table "
+          "this reader takes)",
+          name_, line_no, kMaxFirstLine >> 20));
+  }
+
   // The first non-blank line fixes the column count and names (a header when any cell is not a
   // number, else "c0", "c1", …) and decides where each cell goes; if it is data, it is also
   // parsed as the first row (by the part it starts in: `mine`). `lines` bounds the row count,
@@ -178,7 +192,7 @@ class parser {
       cells.push_back(c);
     });
     ncells_ = cells.size();
-    std::unordered_map<std::string, std::size_t> seen;  // name -> first column
+    std::unordered_map<std::string, std::size_t> seen;  // name -> its column (names are unique)
     for (std::size_t c = 0; c < ncells_; ++c) {
       if (header && cells[c].empty())
         throw std::runtime_error(
@@ -199,11 +213,11 @@ class parser {
       kept = t_.names;
     } else {
       for (const auto& want : opt_.columns) {
-        const auto it = std::find(t_.names.begin(), t_.names.end(), want);
-        if (it == t_.names.end())
+        const auto it = seen.find(want);  // a hash look-up: linear in the columns asked for
+        if (it == seen.end())
           throw std::runtime_error(fmt::format("{}: no column named '{}'; columns are: {}", name_,
                                                clip(want), name_list(t_.names)));
-        auto& s = slot_[static_cast<std::size_t>(it - t_.names.begin())];
+        auto& s = slot_[it->second];
         if (s < 0) {
           s = static_cast<int>(kept.size());
           kept.push_back(want);
@@ -212,11 +226,11 @@ class parser {
     }
     tslot_.assign(ncells_, -1);
     for (const auto& want : opt_.text_columns) {
-      const auto it = std::find(t_.names.begin(), t_.names.end(), want);
-      if (it == t_.names.end())
+      const auto it = seen.find(want);
+      if (it == seen.end())
         throw std::runtime_error(fmt::format("{}: no column named '{}'; columns are: {}", name_,
                                              clip(want), name_list(t_.names)));
-      const auto c = static_cast<std::size_t>(it - t_.names.begin());
+      const auto c = it->second;
       if (!opt_.columns.empty() && slot_[c] >= 0)
         throw std::runtime_error(fmt::format(
             "{}: column '{}' is asked for both as numbers and as text", name_, clip(want)));
@@ -343,12 +357,19 @@ index csv_table::rows_min() const {
 // unknown name. Values are cast from double to T.
 template <class T>
 matrix<T> csv_table::select(const std::vector<std::string>& which) const {
-  matrix<T> m(rows(), static_cast<index>(which.size()));
+  // One hash look-up per name asked for (a linear search each made a wide table quadratic).
+  std::unordered_map<std::string_view, std::size_t> index_of;
+  index_of.reserve(names.size());
+  for (std::size_t c = 0; c < names.size(); ++c) index_of.emplace(names[c], c);
+  std::vector<std::size_t> from(which.size());
   for (std::size_t c = 0; c < which.size(); ++c) {
-    const auto& col = columns[column(which[c])];
-    for (index i = 0; i < rows(); ++i)
-      m(i, static_cast<index>(c)) = static_cast<T>(col[static_cast<std::size_t>(i)]);
+    const auto it = index_of.find(which[c]);
+    from[c] = it != index_of.end() ? it->second : column(which[c]);  // column() throws
   }
+  matrix<T> m(rows(), static_cast<index>(which.size()));
+  for (index i = 0; i < rows(); ++i)
+    for (std::size_t c = 0; c < which.size(); ++c)
+      m(i, static_cast<index>(c)) = static_cast<T>(columns[from[c]][static_cast<std::size_t>(i)]);
   return m;
 }
 

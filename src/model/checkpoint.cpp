@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/io/mapped_file.hpp"
 #include "kernelformer/model/train_state.hpp"
 
 namespace kf::model {
@@ -71,6 +72,10 @@ bool checkpoint_metadata_bool(const std::map<std::string, std::string>& m, const
 }
 
 namespace {
+
+// A safetensors header (JSON) is parsed into a tree several times its size: 8 MiB bounds that
+// at ~150 MB. kf's own headers are a few KiB (a word model's vocabulary: ~250 KiB).
+constexpr std::uint64_t kMaxHeader = std::uint64_t{8} << 20;
 
 // Every parse error: "<file>: <what>", one line.
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
@@ -278,22 +283,25 @@ void checkpoint_save(const std::string& path, const nn::parameters<float>& param
   io::write_file_atomic(path, checkpoint_encode(params, metadata));
 }
 
-// Order of trust: header length against the file (and 100 MiB), JSON, each entry against the data
-// section, the layout (no overlap, no gap), and only then the values copied. `name` (the path)
+// Order of trust: header length against the file (and kMaxHeader), JSON, each entry against the
+// data section, the layout (no overlap, no gap), and only then the values copied. `name` (the path)
 // prefixes every message.
-checkpoint checkpoint_parse(const std::string& bytes, const std::string& name) {
+checkpoint checkpoint_parse(std::string_view bytes, const std::string& name) {
   if (bytes.size() < 8)
     fail(name, "not a safetensors file (shorter than its 8-byte header length)");
   std::uint64_t n = 0;
   for (int b = 0; b < 8; ++b)
     n |= std::uint64_t(static_cast<unsigned char>(bytes[static_cast<std::size_t>(b)])) << (8 * b);
-  if (n > bytes.size() - 8 || n > (100u << 20))
+  if (n > bytes.size() - 8)
     fail(name, fmt::format("corrupted or truncated: header length {} exceeds the file ({} bytes)",
                            n, bytes.size()));
+  if (n > kMaxHeader)
+    fail(name, fmt::format("header length {} is over the {} MiB this reader accepts (the largest "
+                           "model header kf writes is well under 1 MiB)",
+                           n, kMaxHeader >> 20));
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8,
-                                   bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
+    header = nlohmann::json::parse(bytes.data() + 8, bytes.data() + 8 + n);
   } catch (const nlohmann::json::parse_error& e) {
     fail(name,
          fmt::format("corrupted safetensors header: not valid JSON (at byte {} of {})", e.byte, n));
@@ -322,8 +330,11 @@ checkpoint checkpoint_parse(const std::string& bytes, const std::string& name) {
   return ck;
 }
 
+// The file is mapped, not read: a crafted file is refused after its 8-byte length (and its
+// header) are read, whatever its size, and only the tensors the header describes are copied.
 checkpoint checkpoint_load(const std::string& path) {
-  return checkpoint_parse(io::read_file(path), path);
+  const io::mapped_file file(path);
+  return checkpoint_parse(file.bytes(), path);
 }
 
 void checkpoint_check_shapes(const checkpoint& ck, const nn::parameters<float>& params,

@@ -33,6 +33,12 @@ class atomic_writer {
   std::vector<std::pair<std::string, std::string>> staged_;  // (temporary, destination)
 };
 
+// A check run on every destination before its temporary is made (stage, stage_stream): it
+// throws to refuse the path. The kf command line installs one that refuses a file the command
+// also reads (an output folder's file that is an input); none by default.
+using output_guard = void (*)(const std::string& path);
+void set_output_guard(output_guard guard);
+
 // One file, written atomically.
 void write_file_atomic(const std::string& path, std::string_view bytes);
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernelformer/nn/parameters.hpp"
@@ -68,7 +69,7 @@ std::string checkpoint_encode(const nn::parameters<float>& params,
                               const std::map<std::string, std::string>& metadata,
                               const std::vector<checkpoint_tensor>& extra = {});
 checkpoint checkpoint_load(const std::string& path);
-checkpoint checkpoint_parse(const std::string& bytes, const std::string& name);
+checkpoint checkpoint_parse(std::string_view bytes, const std::string& name);
 // Compares the tensor table with the parameters a model registered (names and shapes only: the
 // model may be a shapes-only instance whose buffers were never allocated). Throws naming the
 // first missing, unexpected or mis-shaped tensor; `config` (e.g. "d_model 64, heads 2") is added
