@@ -84,17 +84,17 @@ class KernelDensity(BaseEstimator):
                           "(0.01-10 x Silverman); the criterion may keep falling beyond it")
         return self
 
-    def _density(self, X):
+    def _density(self, X, log=False):
         check_is_fitted(self, "bandwidth_")
         X = validate(self, X, reset=False, dtype=np.float64, order="C")
         return _kf.kde_evaluate(self._kernel(), self.bandwidth_.tolist(), self._binned,
-                                bool(self.exact), self._fit_X, X)
+                                bool(self.exact), self._fit_X, X, log=log)
 
     def score_samples(self, X):
-        """Log-density at each row of X (n_queries, n_features) -> (n_queries,); -inf where the
-        density is 0 (beyond a compact kernel's reach)."""
-        with np.errstate(divide="ignore"):
-            return np.log(self._density(X))
+        """Log-density at each row of X (n_queries, n_features) -> (n_queries,). Computed in log
+        space where the density underflows, so a point far from the data gets its finite log
+        density (as scikit-learn); -inf only beyond a compact kernel's reach."""
+        return self._density(X, log=True)
 
     def score(self, X, y=None):
         """Total log-likelihood of X (n_queries, n_features) under the model (a float)."""

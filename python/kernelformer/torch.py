@@ -17,6 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.autograd.function import once_differentiable
 
 from . import _kernelformer as _kf
 from ._primitive import make_kernel, make_mask
@@ -33,7 +34,9 @@ class SmoothFunction(torch.autograd.Function):
     threads): q (..., n, d), k (..., m, d), v (..., m, dv) contiguous CPU tensors of one dtype;
     param a 0-d tensor (the kernel's bandwidth or temperature) or None; per_dim a (d,) tensor of
     per-dimension bandwidths or None; kernel a Kernel; masks a Mask or one per batch item.
-    Gradients flow to q, k, v, param and per_dim; lse (..., n) is not differentiable."""
+    Gradients flow to q, k, v, param and per_dim; lse (..., n) is not differentiable. The
+    backward is the C++ one and is differentiable once: a second derivative (a gradient penalty,
+    create_graph=True then backward again) raises RuntimeError instead of a wrong number."""
 
     @staticmethod
     def forward(ctx, q, k, v, param, per_dim, kernel, masks, dropout, seed, threads):
@@ -52,6 +55,7 @@ class SmoothFunction(torch.autograd.Function):
         return out, lse
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, dout, dlse):
         q, k, v, out, lse = ctx.saved_tensors
         need = list(ctx.needs_input_grad[:3])
@@ -189,6 +193,11 @@ class KernelAttention(nn.Module):
     is NOT allowed (PyTorch's convention), or float masks of 0 and -inf. Additive float biases
     are not kernels and raise ValueError. The weights returned are before dropout and carry no
     gradient; computing them costs an extra pass (need_weights=False skips it).
+
+    Inside PyTorch's own modules: set it as the self_attn (and multihead_attn) of
+    nn.TransformerEncoderLayer, nn.TransformerEncoder or nn.TransformerDecoderLayer, in train or
+    eval mode, either batch_first; the layer then always calls this module (PyTorch's fused
+    fast path, which would compute softmax itself, is declined: see _qkv_same_embed_dim).
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
@@ -206,6 +215,15 @@ class KernelAttention(nn.Module):
         self.head_dim = embed_dim // num_heads
         self.dropout, self.batch_first = dropout, batch_first
         self.kernel, self.mask = kernel, mask
+        # nn.MultiheadAttention's attributes that PyTorch's own modules read. False for
+        # _qkv_same_embed_dim on purpose: TransformerEncoderLayer/TransformerEncoder (eval,
+        # batch_first) otherwise take their fused fast path, which reads in_proj_weight and
+        # computes plain softmax attention itself, silently bypassing this module's kernel. With
+        # it False they call forward(), as they do in training.
+        self._qkv_same_embed_dim = False
+        self.kdim = self.vdim = embed_dim
+        self.bias_k = self.bias_v = None
+        self.add_zero_attn = False
         make_kernel(kernel)  # a bad kernel text fails here, not at the first forward
         if mask is not None:
             make_mask(mask)

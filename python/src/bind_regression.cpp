@@ -235,7 +235,7 @@ void bind_kde(py::module_& m) {
   m.def(
       "kde_evaluate",
       [](const kernel_spec& kern, const std::vector<double>& bandwidth, bool binned, bool exact,
-         const py::array& x0, const py::array& at0, int threads) {
+         const py::array& x0, const py::array& at0, int threads, bool log) {
         const carray<double> x = as_x(x0, "X (training)"), at = as_x(at0, "X");
         kde_fit f;
         f.kernel = single_kernel(kern, "density");
@@ -249,13 +249,14 @@ void bind_kde(py::module_& m) {
           const auto xv = view(x);
           f.x = matrix<double>(xv.rows, xv.cols,
                                std::vector<double>(xv.data, xv.data + xv.rows * xv.cols));
-          dens = kde_evaluate(f, view(at));
+          dens = log ? kde_log_evaluate(f, view(at)) : kde_evaluate(f, view(at));
         }
         return to_numpy(std::move(dens));
       },
       py::arg("kernel"), py::arg("bandwidth"), py::arg("binned"), py::arg("exact"), py::arg("x"),
-      py::arg("at"), py::arg("threads") = 0,
-      "The density fitted by kde_fit_data at the rows of at (nq, d), on the same route.");
+      py::arg("at"), py::arg("threads") = 0, py::arg("log") = false,
+      "The density fitted by kde_fit_data at the rows of at (nq, d), on the same route; log=True: "
+      "its log, exact in log space where the density underflows.");
   m.def(
       "kernel_integral_1d",
       [](const kernel_spec& k) { return kernel_integral_1d(single_kernel(k, "density")); },

@@ -163,6 +163,25 @@ def test_kernel_density_2d_and_binned_route():
     assert np.max(np.abs(d_b - d_e)) < 1e-4 * d_e.max()
 
 
+@pytest.mark.parametrize("n,d", [(300, 1), (6000, 1), (300, 2), (6000, 2)])
+def test_kernel_density_log_density_far_from_the_data(n, d):
+    """Far from the data the density underflows but its log does not: scikit-learn's finite
+    value (-2273.9 and the like) on the exact and the binned routes, and score() of a set with
+    one outlier stays finite."""
+    from sklearn.neighbors import KernelDensity as SkKDE
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(n, d))
+    far = np.array([[40.0] * d, [-60.0] * d, [0.3] * d])
+    ref = SkKDE(bandwidth=0.3).fit(x).score_samples(far)
+    ours = kf.KernelDensity(bandwidth=0.3).fit(x)
+    got = ours.score_samples(far)
+    assert np.all(np.isfinite(got)), got
+    assert ref[0] < -1000
+    np.testing.assert_allclose(got[:2], ref[:2], rtol=1e-9)
+    np.testing.assert_allclose(got[2], ref[2], rtol=1e-3)  # near the data: the binned accuracy
+    assert np.isfinite(ours.score(np.r_[x[:20], far[:1]]))
+
+
 def test_kernel_density_bandwidth_rules_against_statsmodels():
     sm = pytest.importorskip("statsmodels.api")
     rng = np.random.default_rng(4)

@@ -289,6 +289,32 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
   return f;
 }
 
+// log f̂: the density's log where kde_evaluate's value is a normal double far above underflow;
+// elsewhere (a point far from the data, where exp(lse − log norm) underflows to 0 or loses its
+// digits) the exact lse − log(n Π h Z), so the log density stays finite and exact out there
+// (−inf only where no kernel reaches: a compact kernel's support).
+std::vector<double> kde_log_evaluate(const kde_fit& fit, const_matrix_view<double> at) {
+  std::vector<double> f = kde_evaluate(fit, at);
+  constexpr double kTiny = 1e-280;  // ~1e28 above the smallest normal double
+  std::vector<index> far;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    if (f[i] >= kTiny)
+      f[i] = std::log(f[i]);
+    else
+      far.push_back(static_cast<index>(i));
+  }
+  if (far.empty()) return f;
+  matrix<double> sub(static_cast<index>(far.size()), at.cols);
+  for (std::size_t r = 0; r < far.size(); ++r)
+    for (index c = 0; c < at.cols; ++c) sub(static_cast<index>(r), c) = at(far[r], c);
+  const auto lse =
+      log_sums(fit.kernel, fit.bandwidth, sub.cview(), fit.x.cview(), fit.options.shard);
+  const double ln = log_norm(fit.kernel, fit.bandwidth, double(fit.x.rows()));
+  for (std::size_t r = 0; r < far.size(); ++r)
+    f[static_cast<std::size_t>(far[r])] = lse[r] == -kInf ? -kInf : lse[r] - ln;
+  return f;
+}
+
 // −(1/n) Σ_i log f̂₋ᵢ(x_i), f̂₋ᵢ(x_i) = Σ_{j≠i} K((x_i − x_j)/h) / ((n − 1) Π h Z); +inf if
 // any point's leave-one-out density is 0 (a compact kernel that reaches no other point).
 double kde_cv_ml(const any_kernel& kernel, const_matrix_view<double> x,

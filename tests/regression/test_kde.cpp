@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "kernelformer/io/npy.hpp"
@@ -186,6 +187,53 @@ TEST(KdeCriteria, LeaveOneOutLikelihoodAndLeastSquares) {
   // Scott's rule is Silverman's (statsmodels' fixture) with the factor 1.059 for 0.9.
   const auto scott = kde_fit_data(kernel_gaussian{}, x.cview(), bandwidth_criterion::scott);
   EXPECT_NEAR(scott.bandwidth[0], fixture("kde_bw")(0, 0) * 1.059 / 0.9, 1e-12);
+}
+
+// Far from the data the density underflows; its log does not: lse − log(n h √(2π)) in closed
+// form for points at 0 (log f̂(x) = −x²/(2h²) − log(h√(2π))), on the exact and the binned
+// route (1-D and 2-D); a compact kernel's log density beyond its reach stays −inf.
+TEST(KdeLogDensity, FiniteAndExactWhereTheDensityUnderflows) {
+  const double h = 0.5, log_c = std::log(h * std::sqrt(2 * M_PI));
+  matrix<double> one(2, 1, std::vector<double>{0.0, 0.0});  // two points at 0: f̂ = K_h(x)
+  const auto fit = kde_fit_data(kernel_gaussian{}, one.cview(), bandwidth_criterion::fixed, {h});
+  matrix<double> at(3, 1, std::vector<double>{0.25, 30.0, -80.0});
+  const auto logf = kde_log_evaluate(fit, at.cview());
+  for (index i = 0; i < 3; ++i) {
+    const double x = at(i, 0);
+    EXPECT_NEAR(logf[static_cast<std::size_t>(i)], -x * x / (2 * h * h) - log_c, 1e-9 * (1 + x * x))
+        << "x = " << x;
+  }
+  EXPECT_EQ(kde_evaluate(fit, at.cview())[2], 0.0);  // the density itself underflows there
+
+  // The binned routes: 6,000 points in [0, 1), far points at 40 and -60.
+  const index n = 6000;
+  matrix<double> x1(n, 1), x2(n, 2);
+  for (index i = 0; i < n; ++i) {
+    x1(i, 0) = double(i) / double(n);
+    x2(i, 0) = double(i) / double(n);
+    x2(i, 1) = double((i * 7) % n) / double(n);
+  }
+  const auto fb = kde_fit_data(kernel_gaussian{}, x1.cview(), bandwidth_criterion::fixed, {0.05});
+  ASSERT_TRUE(fb.binned);
+  matrix<double> far1(2, 1, std::vector<double>{40.0, -60.0});
+  const auto lb = kde_log_evaluate(fb, far1.cview());
+  kde_options exact;
+  exact.exact = true;
+  const auto fe =
+      kde_fit_data(kernel_gaussian{}, x1.cview(), bandwidth_criterion::fixed, {0.05}, {}, exact);
+  const auto le = kde_log_evaluate(fe, far1.cview());
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(std::isfinite(lb[i]));
+    EXPECT_NEAR(lb[i], le[i], 1e-9 * std::abs(le[i]));
+  }
+  const auto f2 =
+      kde_fit_data(kernel_gaussian{}, x2.cview(), bandwidth_criterion::fixed, {0.05, 0.05});
+  ASSERT_TRUE(f2.binned);
+  matrix<double> far2(1, 2, std::vector<double>{30.0, -30.0});
+  EXPECT_TRUE(std::isfinite(kde_log_evaluate(f2, far2.cview())[0]));
+
+  const auto fc = kde_fit_data(kernel_epanechnikov{}, one.cview(), bandwidth_criterion::fixed, {h});
+  EXPECT_EQ(kde_log_evaluate(fc, at.cview())[1], -std::numeric_limits<double>::infinity());
 }
 
 }  // namespace

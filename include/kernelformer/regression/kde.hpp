@@ -94,6 +94,10 @@ std::string kde_route_name(const kde_fit& fit);
 // f̂ at the rows of at.
 std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> at);
 
+// log f̂ at the rows of at, finite wherever some kernel reaches the point: where f̂ underflows (a
+// point far from the data) the exact log-domain sum, not log 0 (scikit-learn's score_samples).
+std::vector<double> kde_log_evaluate(const kde_fit& fit, const_matrix_view<double> at);
+
 // The density criteria at a given bandwidth on the exact route (+inf where undefined); with an
 // active shard each process sums its block of the points and the sums are reduced.
 double kde_cv_ml(const any_kernel& kernel, const_matrix_view<double> x,
