@@ -76,7 +76,9 @@ set(KF_MODEL_SOURCES
   src/model/periodic_reference.cpp
   src/model/regressor_train.cpp
   src/model/forecast.cpp
+  src/model/holt_winters.cpp
   src/model/series_experiment.cpp
+  src/model/series_backtest.cpp
   src/model/token_model.cpp
   src/model/generation.cpp
   src/model/lm_train.cpp

@@ -8,10 +8,12 @@
 #           (scripts/fuzz.sh), ccache (every build served from a cache across runs and clones)
 #   web     Debian's chromium, Node.js + npm (if missing), and web/node_modules (playwright-core,
 #           `npm ci`, no browser download) for the explorer's headless-browser test
+#   r       R (Debian's r-base-core: its datasets package holds the classic series of
+#           python/bench_series_vs_holt_winters.py)
 #   python  the Python package (python/, scripts/test_python.sh): pybind11, the headers, venv, pip,
 #           setuptools, wheel, pytest, and Debian's numpy, PyTorch, statsmodels, scikit-learn
 #           under /usr/bin/python3 (also the fixture generators and side-by-side benchmarks)
-# Usage: scripts/install_deps.sh [build] [web] [python]
+# Usage: scripts/install_deps.sh [build] [web] [python] [r]
 set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config clang-format googletest libgtest-dev libbenchmark-dev
@@ -21,6 +23,7 @@ build_pkgs=(build-essential cmake pkg-config clang-format googletest libgtest-de
 web_pkgs=(chromium)
 command -v node >/dev/null || web_pkgs+=(nodejs)
 command -v npm >/dev/null || web_pkgs+=(npm)
+r_pkgs=(r-base-core)
 python_pkgs=(python3 python3-numpy python3-torch python3-statsmodels python3-sklearn python3-dev
   pybind11-dev python3-pybind11 python3-venv python3-pip python3-setuptools python3-wheel
   python3-pytest)
@@ -33,8 +36,9 @@ for g in "${groups[@]}"; do
   case "$g" in
     build) wanted+=("${build_pkgs[@]}") ;;
     python) wanted+=("${python_pkgs[@]}") ;;
+    r) wanted+=("${r_pkgs[@]}") ;;
     web) wanted+=("${web_pkgs[@]}"); want_npm=1 ;;
-    *) echo "install_deps.sh: unknown group '$g' (build, web, python)" >&2; exit 2 ;;
+    *) echo "install_deps.sh: unknown group '$g' (build, web, python, r)" >&2; exit 2 ;;
   esac
 done
 

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -19,8 +22,9 @@ namespace kf::cli {
 namespace {
 
 struct series_options {
-  std::string data, y, x, fill = "error";
+  std::string data, y, x, fill = "error", transform = "auto", level = "auto";
   model::series_spec spec;
+  bool horizon_given = false;
   index patience = 20, future = 0;
   double resample = 0;
   regressor_flags train;
@@ -41,21 +45,78 @@ const regressor_defaults kSeriesDefaults{
     "directory: forecast.csv/png, future.csv, test_windows.csv, loss.csv/png, acf.png, "
     "summary.json"};
 
-// The series from the CSV file, made regular; errors name the file and line.
+// A time cell: a number, or an ISO date — YYYY-MM or YYYY-MM-DD. Dates on the first of each
+// month (or without a day) become months as decimal years (1959-02 → 1959.0833…, a regular
+// step of 1/12); other dates become days since 1970-01-01. Returns false when the cell is none.
+struct date_parts {
+  int year = 0, month = 0, day = 0;  // day 0: no day given
+};
+bool parse_date(const std::string& c, date_parts& d) {
+  int y = 0, m = 0, dd = 0;
+  char tail = 0;
+  const int got = std::sscanf(c.c_str(), "%4d-%2d-%2d%c", &y, &m, &dd, &tail);
+  if (got == 3 || got == 2) {
+    if (m < 1 || m > 12 || (got == 3 && (dd < 1 || dd > 31))) return false;
+    d = {y, m, got == 3 ? dd : 0};
+    return c.size() == (got == 3 ? 10u : 7u);
+  }
+  return false;
+}
+double days_from_civil(int y, int m, int d) {  // H. Hinnant's algorithm
+  y -= m <= 2;
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const int yoe = y - era * 400;
+  const int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return double(era) * 146097 + double(doe) - 719468;
+}
+
+std::vector<double> parse_time(const io::csv_table& t, const series_options& o) {
+  const auto& cells = t.text[0];
+  std::vector<double> time(cells.size());
+  std::vector<date_parts> dates(cells.size());
+  bool all_numbers = true, monthly = true;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    char* end = nullptr;
+    time[i] = std::strtod(cells[i].c_str(), &end);
+    if (!cells[i].empty() && end == cells[i].c_str() + cells[i].size() && std::isfinite(time[i]))
+      continue;
+    all_numbers = false;
+    if (!parse_date(cells[i], dates[i]))
+      throw user_error(fmt::format(
+          "{}: line {}: the time ('{}') is '{}': expected a number or a date (YYYY-MM or "
+          "YYYY-MM-DD)",
+          o.data, t.lines[i], o.x,
+          cells[i].size() > 40 ? cells[i].substr(0, 37) + "..." : cells[i]));
+    monthly = monthly && dates[i].day <= 1;
+  }
+  if (all_numbers) return time;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (dates[i].year == 0 && dates[i].month == 0)
+      throw user_error(
+          fmt::format("{}: line {}: '{}' mixes numbers and dates", o.data, t.lines[i], o.x));
+    time[i] = monthly ? dates[i].year + (dates[i].month - 1) / 12.0
+                      : days_from_civil(dates[i].year, dates[i].month, std::max(dates[i].day, 1));
+  }
+  return time;
+}
+
+// The series from the CSV file, made regular; errors name the file and line. The time column
+// is read as text: numbers or ISO dates (parse_time).
 model::regular_series read_series(const series_options& o) {
   io::csv_options copt;
   copt.columns = {o.y};
-  if (!o.x.empty()) copt.columns.push_back(o.x);
+  if (!o.x.empty()) copt.text_columns = {o.x};
   copt.missing_as_nan = true;
   copt.record_lines = true;
   const io::csv_table t = io::csv_read(o.data, copt);
   std::vector<double> values = t.columns[t.column(o.y)], time;
   if (!o.x.empty()) {
-    time = t.columns[t.column(o.x)];
-    for (std::size_t i = 0; i < time.size(); ++i)
-      if (std::isnan(time[i]))
+    for (std::size_t i = 0; i < t.text[0].size(); ++i)
+      if (t.text[0][i].empty())
         throw user_error(
             fmt::format("{}: line {}: the time ('{}') is missing", o.data, t.lines[i], o.x));
+    time = parse_time(t, o);
   }
   model::series_regular_options ro;
   try {
@@ -78,7 +139,18 @@ model::regular_series read_series(const series_options& o) {
 
 // Every option, and every output path, checked before the data is read; the optimizer's
 // settings.
-model::train_options check_options(const series_options& o) {
+// --transform and --level as the spec's -1 (auto), 0 or 1.
+int choice_flag(const std::string& value, const char* option, const char* yes, const char* no) {
+  if (value == "auto") return -1;
+  if (value == yes) return 1;
+  if (value == no) return 0;
+  throw user_error(fmt::format("{} {}: expected auto, {} or {}", option,
+                               value.size() > 40 ? value.substr(0, 37) + "..." : value, yes, no));
+}
+
+model::train_options check_options(series_options& o) {
+  o.spec.log = choice_flag(o.transform, "--transform", "log", "none");
+  o.spec.level = choice_flag(o.level, "--level", "window", "global");
   const regressor_flags& f = o.train;
   if (dist::size() > 1)
     throw mpi_refusal("kf train series runs in one process (a series trains in seconds)");
@@ -94,6 +166,11 @@ model::train_options check_options(const series_options& o) {
                                  o.spec.validation_fraction));
   if (o.spec.window < 0 || o.spec.horizon < 0 || o.spec.period < 0)
     throw user_error("--window, --horizon and --period must be positive");
+  if (o.horizon_given && o.spec.horizon == 0)
+    throw user_error(
+        "--horizon 0: the test part needs at least one value (omit --horizon for "
+        "the default, 20% of the series)");
+  if (o.spec.backtest < 0) throw user_error("--backtest must be >= 0 (0: no backtest)");
   if (o.patience < 0) throw user_error("--patience must be >= 0 (0: no early stopping)");
   if (o.future < 0) throw user_error("--future must be >= 0");
   regressor_flags_check_outputs(f);
@@ -136,7 +213,7 @@ void write_outputs(const series_options& o, const series_run& sr,
   w.commit();
 }
 
-void run(const series_options& o) {
+void run(series_options& o) {
   const regressor_flags& f = o.train;
   model::train_options to = check_options(o);
   step_progress steps;  // a bar per long library step (reading, the NW bandwidth, forecasts)
@@ -146,7 +223,9 @@ void run(const series_options& o) {
   } catch (const std::invalid_argument& e) {
     throw user_error(fmt::format("{}: {}", o.data, e.what()));
   }
-  model::sequence_regressor<float> m(regressor_flags_config(f, d.window), f.seed);
+  model::regressor_config cfg = regressor_flags_config(f, d.window);
+  cfg.level_inputs = d.level;  // chosen on the validation tail (series_make)
+  model::sequence_regressor<float> m(cfg, f.seed);
   to.patience = o.patience;
   if (!f.quiet)
     fmt::print(
@@ -155,8 +234,9 @@ void run(const series_options& o) {
         d.series.values.size(), o.y, d.window, d.horizon, d.train.x.rows(), d.validation.x.rows(),
         d.period.period, d.period_given ? "given" : "detected", f.config, m.params().count(),
         to.epochs);
+  if (!f.quiet) fmt::print("transform: {}\nlevel: {}\n", d.log_why, d.level_why);
   const model::train_result tr = train_series(d, m, to);
-  const model::series_result r = model::series_evaluate(d, m, o.future);
+  const model::series_result r = model::series_evaluate(d, m, o.future, o.spec.backtest);
   const series_run sr{o.data, o.y, o.x, f.config, d, r, tr, m.config(), to, m.params().count()};
   const std::string summary = series_summary(sr).dump(2) + "\n";
   write_outputs(o, sr, m, summary);
@@ -166,9 +246,21 @@ void run(const series_options& o) {
              : tr.stopped_early ? fmt::format("best {}, stopped early", tr.best_epoch)
                                 : fmt::format("best {}", tr.best_epoch));
   for (const auto& fc : r.forecasters)
-    fmt::print("  {:<15} {:>11.5g} / {:<11.5g}\n", fc.name, fc.rollout.rmse,
-               fc.teacher_forced.rmse);
+    fmt::print("  {:<15} {:>11.5g} / {:<11.5g}  backtest MSE {}\n", fc.name, fc.rollout.rmse,
+               fc.teacher_forced.rmse,
+               fc.backtest.origins > 0
+                   ? fmt::format("{:.4g} ± {:.4g}", fc.backtest.mean_mse, fc.backtest.sd_mse)
+                   : std::string("-"));
   fmt::print("  {:<15} {:>11.5g}   (the known part's mean)\n", "mean", r.mean.rmse);
+  const auto& rec = r.forecasters[std::size_t(r.recommended)];
+  fmt::print("recommended: {} — {}\n", rec.name, r.recommended_why);
+  if (!r.test_band.lo95.empty())
+    fmt::print("95% band covers {:.0f}% of the test part (80% band: {:.0f}%)\n",
+               100 * r.test_coverage95, 100 * r.test_coverage80);
+  if (o.future > 0)
+    fmt::print(
+        "future: Holt-Winters is refitted on the whole series; the transformer and the NW "
+        "forecaster are the models fitted without the test part\n");
   if (!f.out.empty())
     fmt::print("wrote {}/ (forecast.csv/png, {}test_windows.csv, loss.csv/png, {}summary.json)\n",
                f.out, o.future > 0 ? "future.csv, " : "",
@@ -182,7 +274,8 @@ void add_train_series(CLI::App* train) {
   CLI::App* sub = train->add_subcommand(
       "series",
       "Train the encoder on your own series (CSV) and forecast its last part, beside "
-      "the NW forecaster and a seasonal-naive baseline");
+      "the NW forecaster, Holt-Winters and a seasonal-naive baseline; recommends one by a "
+      "rolling-origin backtest and gives its 80%/95% bands");
   sub->add_option("data", o->data, "DATA.csv with a header row")->required();
   sub->add_option("--y", o->y, "the column to forecast")->required();
   sub->add_option("--x", o->x,
@@ -191,7 +284,20 @@ void add_train_series(CLI::App* train) {
                   "values per input window (default: min(99, a quarter of the known part))");
   sub->add_option("--horizon", o->spec.horizon,
                   "the test part: the last N values, forecast by rollout (default: 20% of the "
-                  "series, at most 200)");
+                  "series, at most 200)")
+      ->each([o](const std::string&) { o->horizon_given = true; });
+  sub->add_option("--transform", o->transform,
+                  "auto (log when the series is positive and its seasonal swing grows with its "
+                  "level) | log | none")
+      ->capture_default_str();
+  sub->add_option("--level", o->level,
+                  "auto (per window when that forecasts the validation tail better) | window "
+                  "(each window relative to its last value: trends) | global")
+      ->capture_default_str();
+  sub->add_option("--backtest", o->spec.backtest,
+                  "rolling origins in the validation tail: each forecaster's mean error there "
+                  "picks the recommended one and sizes its 80%/95% bands (0: none)")
+      ->capture_default_str();
   sub->add_option("--test-fraction", o->spec.test_fraction,
                   "the test part as a fraction of the series (instead of --horizon)");
   sub->add_option("--validation-fraction", o->spec.validation_fraction,
@@ -215,6 +321,7 @@ void add_train_series(CLI::App* train) {
   sub->footer(
       "Examples:\n"
       "  kf train series sales.csv --y sales --out runs/sales\n"
+      "  kf train series co2.csv --y co2 --x month --horizon 24 --backtest 12 --out runs/co2\n"
       "  kf train series sales.csv --y sales --x month --period 12 --future 24 --out runs/sales "
       "--save sales.safetensors\n"
       "  kf train series log.csv --y temp --x t --resample 60 --fill linear --window 48 "

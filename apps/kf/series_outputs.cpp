@@ -17,11 +17,17 @@ nlohmann::json errors_json(const model::forecast_errors& e) {
 }
 
 viz::rgb forecaster_color(const std::string& name) {
-  return name == "transformer" ? viz::kRed : name == "nw" ? viz::kOrange : viz::kPurple;
+  return name == "transformer"    ? viz::kRed
+         : name == "nw"           ? viz::kOrange
+         : name == "holt_winters" ? viz::kGrey
+                                  : viz::kPurple;
 }
 
 std::string forecaster_label(const std::string& name) {
-  return name == "transformer" ? "transformer" : name == "nw" ? "NW forecaster" : "seasonal naive";
+  return name == "transformer"    ? "transformer"
+         : name == "nw"           ? "NW forecaster"
+         : name == "holt_winters" ? "Holt-Winters"
+                                  : "seasonal naive";
 }
 
 // forecast.png: the known series' tail, the truth over the test part and each forecaster's
@@ -31,8 +37,10 @@ std::string forecast_plot(const series_run& run) {
   const index known = run.d.known, n = static_cast<index>(s.values.size());
   viz::figure f;
   const auto& tr = run.r.forecasters.front();
-  f.title = fmt::format("{}: rollout over the last {} values (transformer RMSE {:.4g})", run.y,
-                        run.d.horizon, tr.rollout.rmse);
+  const auto& rec = run.r.forecasters[std::size_t(run.r.recommended)];
+  f.title =
+      fmt::format("{}: the last {} values, recommended {} (RMSE {:.4g}; transformer {:.4g})", run.y,
+                  run.d.horizon, forecaster_label(rec.name), rec.rollout.rmse, tr.rollout.rmse);
   f.xlabel = run.x.empty() ? std::string("step") : run.x;
   f.ylabel = run.y;
   const index from = std::max<index>(0, known - std::max(3 * run.d.horizon, 2 * run.d.window));
@@ -42,8 +50,19 @@ std::string forecast_plot(const series_run& run) {
   viz::series truth{viz::series::kind::line, {}, {}, {}, "truth", viz::kGreen, 2, 1};
   for (index t = known - 1; t < n; ++t)  // joined to the known part
     truth.x.push_back(s.time[std::size_t(t)]), truth.y.push_back(s.values[std::size_t(t)]);
-  f.data = {hist, truth};
+  f.data = {};
   const std::vector<double> test_time(s.time.begin() + known, s.time.end());
+  // The recommended forecast's 95% band under everything (test part, then the future).
+  const auto& tb = run.r.test_band;
+  if (!tb.lo95.empty())
+    f.data.push_back(
+        {viz::series::kind::band, test_time, tb.lo95, tb.hi95, "95% band", viz::kGrey, 1, 0.25});
+  const auto& fb = run.r.future_band;
+  if (!fb.lo95.empty())
+    f.data.push_back(
+        {viz::series::kind::band, run.r.future_time, fb.lo95, fb.hi95, "", viz::kGrey, 1, 0.18});
+  f.data.push_back(hist);
+  f.data.push_back(truth);
   for (const auto& fc : run.r.forecasters) {
     f.data.push_back({viz::series::kind::line,
                       test_time,
@@ -128,6 +147,19 @@ std::string acf_plot(const series_run& run) {
   return viz::render(f, viz::image_format::png);
 }
 
+// forecast (the recommended forecaster's) and its bands, when the backtest made them.
+void add_forecast_columns(std::vector<std::string>& names, std::vector<std::vector<double>>& cols,
+                          const std::vector<double>& forecast, const model::series_interval& b) {
+  names.push_back("forecast");
+  cols.push_back(forecast);
+  if (b.lo95.empty()) return;
+  for (const auto& [name, col] : {std::pair{"lo80", &b.lo80}, std::pair{"hi80", &b.hi80},
+                                  std::pair{"lo95", &b.lo95}, std::pair{"hi95", &b.hi95}}) {
+    names.push_back(name);
+    cols.push_back(*col);
+  }
+}
+
 }  // namespace
 
 nlohmann::json series_summary(const series_run& run) {
@@ -172,6 +204,23 @@ nlohmann::json series_summary(const series_run& run) {
           : nlohmann::json(nullptr);
   js["train_seconds"] = run.tr.train_seconds;
   js["nw_bandwidth"] = run.r.nw.bandwidth;
+  js["transform"] = d.log ? "log" : "none";
+  js["transform_why"] = d.log_why;
+  js["level"] = d.level ? "window" : "global";
+  js["level_why"] = d.level_why;
+  js["holt_winters_season"] = run.r.holt_winters_season;
+  const auto& rec = run.r.forecasters[std::size_t(run.r.recommended)];
+  js["recommended"] = rec.name;
+  js["recommended_why"] = run.r.recommended_why;
+  nlohmann::json bt;
+  for (const auto& f : run.r.forecasters)
+    bt[f.name] = {{"origins", f.backtest.origins},
+                  {"mean_mse", f.backtest.mean_mse},
+                  {"sd_mse", f.backtest.sd_mse}};
+  js["backtest"] = bt;
+  js["interval_coverage"] = {{"test_95", run.r.test_coverage95},
+                             {"test_80", run.r.test_coverage80},
+                             {"backtest_95", run.r.backtest_coverage95}};
   nlohmann::json errors;
   for (const auto& f : run.r.forecasters)
     errors[f.name] = {{"rollout", errors_json(f.rollout)},
@@ -192,6 +241,8 @@ void stage_series_outputs(io::atomic_writer& w, const std::string& dir, const se
   std::vector<std::vector<double>> cols = {
       std::vector<double>(s.time.begin() + d.known, s.time.end()),
       std::vector<double>(s.values.begin() + d.known, s.values.end())};
+  const auto& rec = run.r.forecasters[std::size_t(run.r.recommended)];
+  add_forecast_columns(names, cols, rec.test.rollout, run.r.test_band);
   for (const auto& f : run.r.forecasters) names.push_back(f.name), cols.push_back(f.test.rollout);
   for (const auto& f : run.r.forecasters)
     names.push_back(f.name + "_teacher_forced"), cols.push_back(f.test.teacher_forced);
@@ -200,6 +251,7 @@ void stage_series_outputs(io::atomic_writer& w, const std::string& dir, const se
   if (!run.r.future_time.empty()) {
     std::vector<std::string> fn = {names[0]};
     std::vector<std::vector<double>> fc = {run.r.future_time};
+    add_forecast_columns(fn, fc, rec.future, run.r.future_band);
     for (const auto& f : run.r.forecasters) fn.push_back(f.name), fc.push_back(f.future);
     w.stage(dir + "/future.csv", io::csv_encode(fn, fc));
   }

@@ -88,6 +88,8 @@ std::map<std::string, std::string> regressor_config::to_metadata() const {
     m["input_shift"] = fmt::format("{:.17g}", input_shift);
     m["input_scale"] = fmt::format("{:.17g}", input_scale);
   }
+  if (level_inputs) m["level_inputs"] = "true";  // absent: false (checkpoints before the option)
+  if (input_log) m["input_log"] = "true";
   return m;
 }
 
@@ -108,6 +110,8 @@ regressor_config regressor_config::from_metadata(const std::map<std::string, std
     c.input_shift = checkpoint_metadata_double(m, "input_shift", -1e300, 1e300);
     c.input_scale = checkpoint_metadata_double(m, "input_scale", 1e-300, 1e300);
   }
+  c.level_inputs = m.count("level_inputs") && checkpoint_metadata_bool(m, "level_inputs");
+  c.input_log = m.count("input_log") && checkpoint_metadata_bool(m, "input_log");
   return c;
 }
 
@@ -155,12 +159,13 @@ sequence_regressor<T>::sequence_regressor(const regressor_config& cfg, std::uint
 }
 
 template <class T>
-void sequence_regressor<T>::set_input_normalization(double shift, double scale) {
+void sequence_regressor<T>::set_input_normalization(double shift, double scale, bool log) {
   if (!std::isfinite(shift) || !std::isfinite(scale) || !(scale > 0))
     throw std::invalid_argument(fmt::format(
         "input normalization: shift {} and scale {} (finite, scale > 0)", shift, scale));
   cfg_.input_shift = shift;
   cfg_.input_scale = scale;
+  cfg_.input_log = log;
 }
 
 // x (B, T) → prediction (B); every intermediate is kept for backward (x_ after normalization and
@@ -179,12 +184,20 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
   // Buffers keep their allocation across steps (the last batch of an epoch is smaller).
   x_.resize(b * t, 1);  // (B·T, 1): one scalar per position, the embedding's input
   scale_.assign(cfg_.scale_inputs ? static_cast<std::size_t>(b) : 0, T(1));
+  level_.assign(cfg_.level_inputs ? static_cast<std::size_t>(b) : 0, T(0));
   const bool norm = cfg_.normalizes();
   const double mu = cfg_.input_shift, inv_sigma = 1.0 / cfg_.input_scale;
   for (index i = 0; i < b; ++i) {
     T* z = &x_(i * t, 0);  // the window, standardized when the model normalizes
-    for (index j = 0; j < t; ++j)
-      z[j] = norm ? static_cast<T>((double(x(i, j)) - mu) * inv_sigma) : x(i, j);
+    for (index j = 0; j < t; ++j) {
+      const double v = cfg_.input_log ? std::log(double(x(i, j))) : double(x(i, j));
+      z[j] = norm ? static_cast<T>((v - mu) * inv_sigma) : x(i, j);
+    }
+    if (cfg_.level_inputs) {  // z − L: the window's shape relative to its last value
+      const T level = z[t - 1];
+      level_[static_cast<std::size_t>(i)] = level;
+      for (index j = 0; j < t; ++j) z[j] -= level;
+    }
     if (!cfg_.scale_inputs) continue;
     double ss = 0;
     for (index j = 0; j < t; ++j) ss += double(z[j]) * double(z[j]);
@@ -222,8 +235,11 @@ void sequence_regressor<T>::forward(const_matrix_view<T> x, std::span<T> predict
   matrix_view<T> out(prediction.data(), b, 1);  // (B, 1); the last layer read as (B, T·C)
   head_.forward(p_, out, const_matrix_view<T>(last.data(), b, t * d));         // ŷ = head(flatten)
   for (std::size_t i = 0; i < scale_.size(); ++i) prediction[i] *= scale_[i];  // ŷ = s·f(x/s)
+  for (std::size_t i = 0; i < level_.size(); ++i) prediction[i] += level_[i];  // ŷ = L + …
   if (norm)                                                                    // ŷ = μ + σ·f(z)
     for (T& p : prediction) p = static_cast<T>(mu + cfg_.input_scale * double(p));
+  if (cfg_.input_log)
+    for (T& p : prediction) p = static_cast<T>(std::exp(double(p)));
 }
 
 // The forward in reverse for d loss / d prediction (B), accumulating (+=) into the parameters'
@@ -233,7 +249,9 @@ void sequence_regressor<T>::backward(std::span<const T> dprediction) {
   const index b = batch_, t = cfg_.seq_len, d = cfg_.block.d_model, dv = embed_.out;
   // Scratch kept across steps (dcur_ is overwritten by the head, the others accumulated into).
   kf::detail::workspace(dcur_, b * t, d, false);
-  std::vector<T> dscaled;  // d loss / d f = σ · s · d loss / d ŷ
+  if (cfg_.input_log)
+    throw std::logic_error("sequence_regressor: train on the log values; input_log is set after");
+  std::vector<T> dscaled;  // d loss / d f = σ · s · d loss / d ŷ (the level L is data: no term)
   if (!scale_.empty() || cfg_.normalizes()) {
     dscaled.assign(dprediction.begin(), dprediction.end());
     for (std::size_t i = 0; i < dscaled.size(); ++i)

@@ -176,7 +176,7 @@ void series_split(series_data& d, const series_spec& spec) {
 
 // μ and σ of the training part (values before train_end); a constant part has nothing to learn.
 void series_standardize(series_data& d) {
-  const auto& v = d.series.values;
+  const auto& v = d.work;
   const auto n = static_cast<std::size_t>(d.train_end);
   double mean = 0, ss = 0;
   for (std::size_t i = 0; i < n; ++i) mean += v[i] / double(n);
@@ -192,7 +192,7 @@ void series_standardize(series_data& d) {
 
 // z = (y − μ) / σ for the first `end` values.
 std::vector<double> standardized(const series_data& d, index end) {
-  std::vector<double> z(d.series.values.begin(), d.series.values.begin() + end);
+  std::vector<double> z(d.work.begin(), d.work.begin() + end);
   for (double& x : z) x = (x - d.shift) / d.scale;
   return z;
 }
@@ -218,11 +218,13 @@ series_data series_make(regular_series s, const series_spec& spec) {
       d.period =
           series_period_detect(std::span<const double>(v.data(), std::size_t(d.known)), max_lag);
   }
+  detail::series_choose_log(d, spec);  // d.work: log y or y
   series_standardize(d);
   // Windows over z: training targets [window, train_end), validation targets [train_end, known).
   const std::vector<double> z = standardized(d, d.known);
   d.train = series_windows_make(z, d.window, d.window, d.train_end);
   d.validation = series_windows_make(z, d.window, d.train_end, d.known);
+  detail::series_choose_level(d, spec);
   return d;
 }
 
@@ -233,74 +235,15 @@ train_result series_train(const series_data& d, sequence_regressor<float>& m, tr
                                             m.config().seq_len, d.window));
   if (m.config().normalizes())
     throw std::invalid_argument("series: the model already normalizes its inputs");
+  if (m.config().level_inputs != d.level)
+    throw std::invalid_argument(
+        "series: the model's level_inputs must be the data's level choice (series_data::level)");
   const bool validate = d.validation.x.rows() > 0;
   o.validation_x = validate ? &d.validation.x : nullptr;
   o.validation_y = validate ? &d.validation.y : nullptr;
   train_result r = train_regressor(m, d.train.x, d.train.y, o, on_epoch);
-  m.set_input_normalization(d.shift, d.scale);  // trained on z: from now on it takes raw values
-  return r;
-}
-
-namespace {
-
-// Throws naming the forecaster, the forecast and the first step that is not finite.
-void check_finite(const std::string& name, const std::vector<double>& v, const char* what) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i]))
-      throw std::runtime_error(fmt::format(
-          "the {} forecast ({}) is {} at step {}: the model diverged", name, what, v[i], i + 1));
-}
-
-}  // namespace
-
-// Every forecaster on the test horizon (rollout and teacher-forced) and `future` steps past the
-// series; the mean of the known part as the baseline every forecaster should beat.
-series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future) {
-  const auto& v = d.series.values;
-  const std::span<const double> known(v.data(), std::size_t(d.known)), all(v);
-  const std::span<const double> truth(v.data() + d.known, std::size_t(d.horizon));
-  series_result r;
-  // The NW forecaster's keys: every known window (training and validation), standardized.
-  const std::vector<double> z = standardized(d, d.known);
-  const series_windows kw = series_windows_make(z, d.window, d.window, d.known);
-  r.nw = nw_forecaster_fit(kw.x, kw.y);
-  const window_predictor nw = [&](const std::vector<double>& w) {
-    std::vector<double> zw = w;
-    for (double& x : zw) x = (x - d.shift) / d.scale;
-    return d.shift + d.scale * r.nw.predict(zw);
-  };
-  const std::vector<std::pair<std::string, window_predictor>> predictors = {
-      {"transformer", forecast_predictor(m)},
-      {"nw", nw},
-      {"seasonal_naive", seasonal_naive_predictor(d.period.period)}};
-  // One step for every prediction: two per test step (rollout, teacher-forced), one per future
-  // step, for each forecaster.
-  progress_step step(fmt::format("forecasts ({} steps, 3 forecasters)", d.horizon + future),
-                     3 * (2 * d.horizon + future));
-  index done = 0;
-  for (const auto& [name, predict_one] : predictors) {
-    const window_predictor predict = [&, p = predict_one](const std::vector<double>& w) {
-      const double y = p(w);
-      step.set(++done);
-      return y;
-    };
-    series_forecaster f;
-    f.name = name;
-    f.test = forecast_run(known, truth, d.window, predict);
-    check_finite(name, f.test.rollout, "rollout");
-    check_finite(name, f.test.teacher_forced, "teacher-forced");
-    f.rollout = forecast_score(f.test.rollout, truth);
-    f.teacher_forced = forecast_score(f.test.teacher_forced, truth);
-    if (future > 0) {
-      f.future = forecast_rollout(all, future, d.window, predict);
-      check_finite(name, f.future, "future");
-    }
-    r.forecasters.push_back(std::move(f));
-  }
-  const double mean = std::accumulate(known.begin(), known.end(), 0.0) / double(known.size());
-  r.mean = forecast_score(std::vector<double>(truth.size(), mean), truth);
-  for (index k = 1; k <= future; ++k)
-    r.future_time.push_back(d.series.time.back() + double(k) * d.series.step);
+  // Trained on z (of log y with the log choice): from now on it takes raw values.
+  m.set_input_normalization(d.shift, d.scale, d.log);
   return r;
 }
 

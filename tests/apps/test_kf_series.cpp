@@ -2,6 +2,7 @@
 // values with a trend, a yearly season and noise), its outputs, kf predict on the checkpoint it
 // saves (equal to the run's own teacher-forced forecast), and bad inputs: one line, non-zero
 // exit, nothing written.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -111,7 +112,7 @@ TEST(KfSeries, BadInputsOneLineNothingWritten) {
   io::write_file_atomic(d / "gap.csv", monthly_csv(120, 50));
   io::write_file_atomic(d / "blank.csv", monthly_csv(120, 0, 30));
   io::write_file_atomic(d / "short.csv", monthly_csv(15));
-  io::write_file_atomic(d / "dates.csv", "month,sales\n1949-01,112\n1949-02,118\n");
+  io::write_file_atomic(d / "dates.csv", "month,sales\n1949-01,112\nFeb 1949,118\n");
   const std::string out = " --epochs 2 --out " + (d / "bad") + " --save " + (d / "bad.safetensors");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {(d / "gap.csv") + " --y sales --x month",
@@ -120,11 +121,13 @@ TEST(KfSeries, BadInputsOneLineNothingWritten) {
       {(d / "short.csv") + " --y sales", "the series has 15 values"},
       {(d / "ok.csv") + " --y nope", "no column named 'nope'"},
       {(d / "ok.csv") + " --y sales --x when", "no column named 'when'"},
-      {(d / "dates.csv") + " --y sales --x month", "is not a number"},
+      {(d / "dates.csv") + " --y sales --x month", "expected a number or a date (YYYY-MM"},
       {(d / "none.csv") + " --y sales", "none.csv"},
       {(d / "ok.csv") + " --y sales --horizon 10 --test-fraction 0.1", "give one"},
       {(d / "ok.csv") + " --y sales --window 10 --period 12", "longer than the window"},
       {(d / "ok.csv") + " --y sales --fill zero", "unknown fill 'zero'"},
+      {(d / "ok.csv") + " --y sales --horizon 0", "--horizon 0: the test part needs"},
+      {(d / "ok.csv") + " --y sales --transform sqrt", "expected auto, log or none"},
       {(d / "ok.csv") + " --y sales --resample 2", "needs a time column"},
       {(d / "ok.csv") + " --y sales --config huge", "unknown configuration"},
       // (--quiet: the run's first line is not an error's)
@@ -143,6 +146,46 @@ TEST(KfSeries, BadInputsOneLineNothingWritten) {
   EXPECT_EQ(h.code, 0);
   EXPECT_NE(h.output.find("Examples:"), std::string::npos);
   EXPECT_NE(h.output.find("--validation-fraction"), std::string::npos);
+}
+
+// ISO month dates as the time column; a trending series with a multiplicative season: the log and
+// per-window choices are printed and recorded, Holt–Winters is a forecaster, the recommended
+// forecast and its bands are in forecast.csv and future.csv, and future times continue the dates.
+TEST(KfSeries, IsoDatesTrendBandsAndTheRecommendation) {
+  const tmp_dir d("kf_series_dates_");
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> g(0.0, 0.01);
+  std::string csv = "month,passengers\n";
+  for (int t = 0; t < 144; ++t) {
+    const double v =
+        (100 + 2.0 * t) * (1 + 0.25 * std::sin(2 * std::numbers::pi * t / 12)) * (1 + g(rng));
+    csv += fmt::format("{:04d}-{:02d},{}\n", 1949 + t / 12, t % 12 + 1, v);
+  }
+  io::write_file_atomic(d / "air.csv", csv);
+  const auto r =
+      run_kf("train series " + (d / "air.csv") +
+             " --y passengers --x month --horizon 24 --epochs 3 --future 6 --out " + (d / "run"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("transform: log (seasonal swing"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("level: per window"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("recommended: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("holt_winters"), std::string::npos) << r.output;
+  const auto js = nlohmann::json::parse(io::read_file(d / "run/summary.json"));
+  EXPECT_EQ(js["transform"], "log");
+  EXPECT_EQ(js["level"], "window");
+  EXPECT_EQ(js["holt_winters_season"], "multiplicative");
+  EXPECT_EQ(js["backtest"]["holt_winters"]["origins"], 10);
+  const auto fc = io::csv_read(d / "run/forecast.csv");
+  ASSERT_EQ(fc.rows(), 24);
+  EXPECT_NEAR(fc.columns[fc.column("month")].front(), 1949 + 120 / 12.0, 1e-9);  // 1959-01
+  const auto& f = fc.columns[fc.column("forecast")];
+  const auto& lo = fc.columns[fc.column("lo95")];
+  const auto& hi = fc.columns[fc.column("hi95")];
+  for (std::size_t k = 0; k < f.size(); ++k) EXPECT_TRUE(lo[k] <= f[k] && f[k] <= hi[k]) << k;
+  const auto fu = io::csv_read(d / "run/future.csv");
+  ASSERT_EQ(fu.rows(), 6);
+  EXPECT_NEAR(fu.columns[0].front(), 1961.0, 1e-6);  // after 1960-12
+  EXPECT_EQ(fu.column("hi80"), 3u);
 }
 
 }  // namespace

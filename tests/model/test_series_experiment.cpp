@@ -142,6 +142,7 @@ TEST(Series, ShortNoisyMonthlySeriesBeatsTheMean) {
   regressor_config c = periodic_config("quick");
   c.seq_len = d.window;
   c.block.dropout = 0;
+  c.level_inputs = d.level;  // the data's choice (series_make)
   sequence_regressor<float> m(c, 0);
   train_options o;
   o.epochs = 60;
@@ -152,7 +153,7 @@ TEST(Series, ShortNoisyMonthlySeriesBeatsTheMean) {
   EXPECT_GE(tr.best_epoch, 1);
   EXPECT_TRUE(m.config().normalizes());
   const auto r = series_evaluate(d, m, 12);
-  ASSERT_EQ(r.forecasters.size(), 3u);
+  ASSERT_EQ(r.forecasters.size(), 4u);
   for (const auto& f : r.forecasters) {
     SCOPED_TRACE(f.name);
     ASSERT_EQ(f.test.rollout.size(), 24u);
@@ -173,6 +174,104 @@ TEST(Series, ShortNoisyMonthlySeriesBeatsTheMean) {
   float p = 0;
   plain.forward(z.cview(), std::span<float>(&p, 1), nullptr);
   EXPECT_NEAR(r.forecasters[0].test.teacher_forced[0], d.shift + d.scale * p, 1e-4 * d.scale);
+}
+
+// Trend and multiplicative seasonality with known parts: y_t = (50 + 0.8 t)(1 + 0.25 sin(2πt/12))
+// (1 + 1% noise), 192 months, the last 24 held out.
+regular_series trend_multiplicative(std::uint64_t seed, double test_scale = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g(0.0, 0.01);
+  regular_series r;
+  for (int t = 0; t < 192; ++t) {
+    const double y =
+        (50 + 0.8 * t) * (1 + 0.25 * std::sin(2 * std::numbers::pi * t / 12)) * (1 + g(rng));
+    r.time.push_back(t);
+    r.values.push_back(t >= 168 ? y * test_scale : y);
+  }
+  return r;
+}
+
+sequence_regressor<float> untrained(const series_data& d) {
+  regressor_config c = periodic_config("quick");
+  c.seq_len = d.window;
+  c.block.dropout = 0;
+  c.level_inputs = d.level;
+  sequence_regressor<float> m(c, 0);
+  m.set_input_normalization(d.shift, d.scale, d.log);
+  return m;
+}
+
+// The log and level choices fire on a trending multiplicative series (and are reported); the
+// recommended forecaster is at least as good as Holt–Winters on the test part within a stated
+// error (4% of the level), and its 95% band covers most of the test part.
+TEST(SeriesChoices, TrendAndMultiplicativeSeasonality) {
+  series_spec spec;
+  spec.window = 24;
+  spec.horizon = 24;
+  const auto d = series_make(trend_multiplicative(3), spec);
+  EXPECT_EQ(d.period.period, 12);
+  EXPECT_TRUE(d.log) << d.log_why;
+  EXPECT_NE(d.log_why.find("seasonal swing"), std::string::npos);
+  EXPECT_TRUE(d.level) << d.level_why;
+  auto m = untrained(d);
+  const auto r = series_evaluate(d, m, 12, 10);
+  ASSERT_EQ(r.forecasters.size(), 4u);
+  EXPECT_EQ(r.holt_winters_season, "multiplicative");
+  const auto& rec = r.forecasters[std::size_t(r.recommended)];
+  const auto& hw = r.forecasters[2];
+  ASSERT_EQ(hw.name, "holt_winters");
+  EXPECT_EQ(rec.backtest.origins, 10);
+  const double level = d.series.values.back();
+  EXPECT_LT(rec.rollout.rmse, 0.04 * level) << rec.name;
+  EXPECT_LT(hw.rollout.rmse, 0.04 * level);
+  ASSERT_EQ(r.test_band.lo95.size(), 24u);
+  EXPECT_GE(r.test_coverage95, 0.7);
+  for (std::size_t k = 0; k < 24; ++k) {
+    EXPECT_LE(r.test_band.lo95[k], r.test_band.lo80[k]);
+    EXPECT_LE(r.test_band.lo80[k], rec.test.rollout[k]);
+    EXPECT_LE(rec.test.rollout[k], r.test_band.hi80[k]);
+  }
+}
+
+// The choices and the recommendation use no test data: changing only the test part (scaled by
+// 3) changes no choice, no backtest score and not the recommendation.
+TEST(SeriesChoices, TestPartDoesNotInfluenceTheChoices) {
+  series_spec spec;
+  spec.window = 24;
+  spec.horizon = 24;
+  const auto a = series_make(trend_multiplicative(5), spec);
+  const auto b = series_make(trend_multiplicative(5, 3.0), spec);
+  EXPECT_EQ(a.log, b.log);
+  EXPECT_EQ(a.level, b.level);
+  EXPECT_EQ(a.log_why, b.log_why);
+  EXPECT_EQ(a.level_why, b.level_why);
+  auto ma = untrained(a);
+  auto mb = untrained(b);
+  const auto ra = series_evaluate(a, ma, 0, 8);
+  const auto rb = series_evaluate(b, mb, 0, 8);
+  EXPECT_EQ(ra.recommended, rb.recommended);
+  for (std::size_t i = 0; i < ra.forecasters.size(); ++i)
+    EXPECT_EQ(ra.forecasters[i].backtest.mean_mse, rb.forecasters[i].backtest.mean_mse);
+  EXPECT_NE(ra.forecasters[0].rollout.mse, rb.forecasters[0].rollout.mse);  // the test differs
+}
+
+// A stationary series keeps the global standardization and no log (a zero-mean season).
+TEST(SeriesChoices, StationarySeriesKeepsTheDefaults) {
+  series_spec spec;
+  spec.window = 24;
+  spec.horizon = 24;
+  regular_series r;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> g(0.0, 0.5);
+  for (int t = 0; t < 240; ++t)
+    r.time.push_back(t), r.values.push_back(10 * std::sin(2 * std::numbers::pi * t / 12) + g(rng));
+  const auto d = series_make(r, spec);
+  EXPECT_FALSE(d.log) << d.log_why;
+  spec.level = 0;
+  spec.log = 0;
+  const auto forced = series_make(r, spec);
+  EXPECT_FALSE(forced.level);
+  EXPECT_NE(forced.level_why.find("--level"), std::string::npos);
 }
 
 }  // namespace

@@ -14,6 +14,12 @@
 // model/series_experiment.hpp): the model runs on z = (x − μ)/σ and answers ŷ = μ + σ·f(z), so a
 // checkpoint takes raw values (kf predict) while the layers see standardized ones. Identity
 // (0, 1) by default, and then absent from the metadata. Applied before the RMS scaling.
+// level_inputs (kf train series on a trending series): each (standardized) window has its last
+// value L subtracted before the RMS scaling and the embedding, and the prediction gets L back,
+// ŷ = L + f(z − L): the network sees shapes and answers a change, so a level it never saw in
+// training is followed. input_log: the model answers for log x (a series whose seasonal swing
+// grows with its level): raw x > 0 → log x before the standardization, ŷ → exp ŷ after; set
+// with the normalization after training (the model is trained on the transformed values).
 // Parameter names follow PyTorch (embed.*, layers.{i}.self_attn.in_proj_weight, …, head.*).
 #pragma once
 
@@ -48,8 +54,10 @@ struct regressor_config {
   bool pe_concat = false;  // concatenate the PE instead of adding it
   bool causal = false;
   bool scale_inputs = false;
+  bool level_inputs = false;
   double input_shift = 0, input_scale = 1;
-  bool normalizes() const { return input_shift != 0 || input_scale != 1; }
+  bool input_log = false;
+  bool normalizes() const { return input_shift != 0 || input_scale != 1 || input_log; }
   std::map<std::string, std::string> to_metadata() const;
   // Every field checked (ranges, heads dividing d_model, the kernel); throws naming the field.
   static regressor_config from_metadata(const std::map<std::string, std::string>& m);
@@ -66,7 +74,7 @@ class sequence_regressor {
   const regressor_config& config() const { return cfg_; }
   // Sets the config's input_shift and input_scale (finite, scale > 0; throws
   // std::invalid_argument): a model trained on standardized windows then takes raw ones.
-  void set_input_normalization(double shift, double scale);
+  void set_input_normalization(double shift, double scale, bool log = false);
   nn::parameters<T>& params() { return p_; }
   const nn::parameters<T>& params() const { return p_; }
 
@@ -90,6 +98,7 @@ class sequence_regressor {
   matrix<T> x_, e_, h0_;
   matrix<T> dcur_, dprev_, dh0_;  // backward scratch, kept across steps
   std::vector<T> scale_;          // per window: its RMS (scale_inputs), else empty
+  std::vector<T> level_;          // per window: its last standardized value (level_inputs)
   std::vector<matrix<T>> acts_;   // layer inputs/outputs: acts_[l] is the input of layer l
   std::vector<typename nn::transformer_layer<T>::cache> caches_;
   nn::dropout::cache drop0_;

@@ -18,10 +18,26 @@
 // Defaults: horizon min(200, 20% of n) (or test_fraction·n), window min(99, (n − horizon)/4),
 // period detected on the known part (series_period_detect, lags ≤ min(window, known/2)).
 //
+// Level, trend and scale, chosen by the data of the known part (never the test part) and
+// reported (series_data::choices):
+//   log     the forecasters model log y when every known value is positive and the seasonal
+//           swing grows with the level (each whole period's standard deviation against its mean:
+//           correlation > 0.5, means spanning ≥ 20%); the transformer's checkpoint carries it
+//           (input_log), so kf predict still takes raw windows;
+//   level   the windows are taken relative to their last value (regressor_config::level_inputs,
+//           and the NW forecaster's keys likewise) when that forecasts the validation tail better
+//           by rollout than the global standardization does (the NW forecaster fitted on the
+//           training windows both ways) — a trending series' level beyond the training range.
 // Forecasters over the test part, each by rollout (from the last `window` known values) and
-// teacher-forced: the transformer, the NW forecaster (keys: every known window, standardized;
-// bandwidth by LOO-CV) and the seasonal-naive baseline; also the known part's mean, as the
-// floor any forecaster should beat.
+// teacher-forced: the transformer, the NW forecaster (keys: every known window; bandwidth by
+// LOO-CV), Holt–Winters (model/holt_winters.hpp: additive, or multiplicative with the log
+// choice; fitted on the known part) and the seasonal-naive baseline; also the known part's
+// mean, as the floor any forecaster should beat.
+// Backtest (series_backtest.cpp): K rolling origins in the validation tail, each forecaster's
+// rollout from each origin (Holt–Winters refitted there; the NW forecaster on the training
+// windows only), its MSE per origin; the recommended forecaster has the lowest mean, and its
+// residuals by horizon step give the 80% and 95% bands (±1.2816 σ_k, ±1.96 σ_k, σ_k the RMS
+// residual at step k, non-decreasing in k, extrapolated as √k beyond the steps the backtest saw).
 #pragma once
 
 #include <functional>
@@ -29,6 +45,7 @@
 #include <vector>
 
 #include "kernelformer/model/forecast.hpp"
+#include "kernelformer/model/holt_winters.hpp"
 #include "kernelformer/model/regressor_train.hpp"
 #include "kernelformer/model/sequence_regressor.hpp"
 
@@ -61,6 +78,8 @@ regular_series series_regularize(std::vector<double> time, std::vector<double> v
 
 struct series_spec {
   index window = 0, horizon = 0;  // 0: the defaults above
+  index backtest = 10;            // rolling origins in the validation tail (at most its length)
+  int log = -1, level = -1;       // -1: chosen by the data (above); 0 or 1: forced
   double test_fraction = 0;       // > 0 (and no horizon): horizon = round(test_fraction · n)
   double validation_fraction = 0.2;
   index period = 0;  // 0: detected
@@ -72,6 +91,9 @@ struct series_data {
   series_windows train, validation;  // standardized; validation empty when its fraction is 0
   period_estimate period;
   bool period_given = false;
+  bool log = false, level = false;  // the choices above
+  std::string log_why, level_why;   // one line each, for the summary
+  std::vector<double> work;         // the modelled values: log y or y (n)
 };
 // Throws std::invalid_argument: sizes that do not fit (naming what is needed), a constant
 // training part, a period beyond the window.
@@ -83,14 +105,29 @@ series_data series_make(regular_series s, const series_spec& spec);
 train_result series_train(const series_data& d, sequence_regressor<float>& m, train_options o,
                           const epoch_callback& on_epoch = {});
 
+struct series_backtest_score {
+  double mean_mse = 0, sd_mse = 0;  // over the origins
+  index origins = 0;
+  std::vector<double> step_rms;  // RMS residual at horizon step k (k = 1 …)
+};
 struct series_forecaster {
-  std::string name;  // transformer | nw | seasonal_naive
+  std::string name;  // transformer | nw | holt_winters | seasonal_naive
   forecast test;     // over the test part, data units
   forecast_errors rollout, teacher_forced;
   std::vector<double> future;  // rollout beyond the end of the series
+  series_backtest_score backtest;
+};
+struct series_interval {
+  std::vector<double> lo80, hi80, lo95, hi95;
 };
 struct series_result {
   std::vector<series_forecaster> forecasters;
+  index recommended = 0;  // the forecaster with the lowest mean backtest MSE
+  std::string recommended_why;
+  series_interval test_band, future_band;           // the recommended forecaster's bands
+  double test_coverage95 = 0, test_coverage80 = 0;  // of the test part (reported, never used)
+  double backtest_coverage95 = 0;                   // the bands over the backtest's own points
+  std::string holt_winters_season;
   forecast_errors mean;  // predicting the known part's mean at every test step
   nw_forecaster nw;      // on standardized windows
   std::vector<double> future_time;
@@ -100,6 +137,19 @@ struct series_result {
 // Throws std::runtime_error when a forecast turns non-finite (naming the forecaster and step).
 // Progress (progress.hpp): the NW forecaster's bandwidth search (seconds on thousands of
 // windows), then a step "forecasts" counting every prediction.
-series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future = 0);
+series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future = 0,
+                              index backtest = 10);
+
+namespace detail {
+// The pieces series_evaluate is made of (series_backtest.cpp): raw window → one-step forecast
+// through the data's transforms, for an NW forecaster fitted on the modelled windows.
+window_predictor series_nw_predictor(const series_data& d, const nw_forecaster& nw);
+// The NW forecaster on the modelled (transformed) windows with targets in [first, last).
+nw_forecaster series_nw_fit(const series_data& d, index first, index last);
+// The header's choices, called by series_make: log (fills d.work) before the standardization,
+// level after the windows are made.
+void series_choose_log(series_data& d, const series_spec& spec);
+void series_choose_level(series_data& d, const series_spec& spec);
+}  // namespace detail
 
 }  // namespace kf::model

@@ -1,0 +1,365 @@
+// kf train series's choices and comparison (model/series_experiment.hpp): the log and level
+// choices, the NW forecaster through the transforms, Holt–Winters beside the window
+// forecasters, the rolling-origin backtest that recommends one, and its prediction bands.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "kernelformer/model/series_experiment.hpp"
+#include "kernelformer/progress.hpp"
+
+namespace kf::model {
+namespace detail {
+namespace {
+
+double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+  const double n = double(a.size());
+  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n;
+  const double mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
+}
+
+// The windows of z (the modelled values, standardized) with targets in [first, last), relative
+// to their last value when d.level (keys z − L, values y − L).
+series_windows modelled_windows(const series_data& d, index first, index last) {
+  std::vector<double> z(d.work.begin(), d.work.begin() + last);
+  for (double& v : z) v = (v - d.shift) / d.scale;
+  series_windows w = series_windows_make(z, d.window, first, last);
+  if (d.level)
+    for (index i = 0; i < w.x.rows(); ++i) {
+      const float level = w.x(i, d.window - 1);
+      for (index j = 0; j < d.window; ++j) w.x(i, j) -= level;
+      w.y[static_cast<std::size_t>(i)] -= level;
+    }
+  return w;
+}
+
+// The rollout MSE over the validation tail (from train_end, at most `horizon` steps) of an NW
+// forecaster fitted on the training windows, with d.level as given.
+double validation_rollout_mse(const series_data& d) {
+  const nw_forecaster nw = series_nw_fit(d, d.window, d.train_end);
+  const auto& v = d.series.values;
+  const index steps = std::min(d.horizon, d.known - d.train_end);
+  const std::span<const double> context(v.data(), std::size_t(d.train_end));
+  const std::span<const double> truth(v.data() + d.train_end, std::size_t(steps));
+  return forecast_run(context, truth, d.window, series_nw_predictor(d, nw)).mse_rollout;
+}
+
+}  // namespace
+
+void series_choose_log(series_data& d, const series_spec& spec) {
+  const auto& v = d.series.values;
+  const index m = d.period.period;
+  d.log = false;
+  if (spec.log == 0) {
+    d.log_why = "none (--transform none)";
+  } else if (spec.log == 1) {
+    for (index i = 0; i < d.known; ++i)
+      if (!(v[std::size_t(i)] > 0))
+        throw std::invalid_argument("--transform log needs every value above 0");
+    d.log = true;
+    d.log_why = "log (--transform log)";
+  } else {
+    const bool positive =
+        std::all_of(v.begin(), v.begin() + d.known, [](double x) { return x > 0; });
+    const index periods = m >= 2 ? d.known / m : 0;
+    if (!positive || periods < 3) {
+      d.log_why = !positive ? "none (the series is not positive)"
+                            : "none (fewer than 3 whole seasons to compare)";
+    } else {
+      std::vector<double> means, sds;
+      for (index p = 0; p < periods; ++p) {
+        double mean = 0, ss = 0;
+        for (index i = p * m; i < (p + 1) * m; ++i) mean += v[std::size_t(i)] / double(m);
+        for (index i = p * m; i < (p + 1) * m; ++i)
+          ss += (v[std::size_t(i)] - mean) * (v[std::size_t(i)] - mean);
+        means.push_back(mean);
+        sds.push_back(std::sqrt(ss / double(m)));
+      }
+      const double r = pearson(means, sds);
+      const auto [lo, hi] = std::minmax_element(means.begin(), means.end());
+      d.log = r > 0.5 && *hi >= 1.2 * *lo;
+      d.log_why = fmt::format(
+          "{} (seasonal swing against level: correlation {:.2f} over {} "
+          "seasons, levels {:.4g} to {:.4g})",
+          d.log ? "log" : "none", r, periods, *lo, *hi);
+    }
+  }
+  d.work = v;
+  if (d.log)
+    for (double& x : d.work) x = std::log(x);
+}
+
+void series_choose_level(series_data& d, const series_spec& spec) {
+  if (spec.level >= 0) {
+    d.level = spec.level == 1;
+    d.level_why = fmt::format("{} (--level {})", d.level ? "per window" : "global",
+                              d.level ? "window" : "global");
+    return;
+  }
+  if (d.known - d.train_end < 1) {
+    d.level = false;
+    d.level_why = "global (no validation tail to choose on)";
+    return;
+  }
+  d.level = false;
+  const double global = validation_rollout_mse(d);
+  d.level = true;
+  const double window = validation_rollout_mse(d);
+  d.level = window < global;
+  d.level_why = fmt::format(
+      "{} (validation rollout MSE of the NW forecaster: per window {:.4g}, global {:.4g})",
+      d.level ? "per window" : "global", window, global);
+}
+
+nw_forecaster series_nw_fit(const series_data& d, index first, index last) {
+  const series_windows w = modelled_windows(d, first, last);
+  return nw_forecaster_fit(w.x, w.y);
+}
+
+window_predictor series_nw_predictor(const series_data& d, const nw_forecaster& nw) {
+  return [&d, &nw](const std::vector<double>& w) {
+    std::vector<double> z(w.size());
+    for (std::size_t j = 0; j < w.size(); ++j)
+      z[j] = ((d.log ? std::log(w[j]) : w[j]) - d.shift) / d.scale;
+    const double level = d.level ? z.back() : 0.0;
+    for (double& v : z) v -= level;
+    const double t = d.shift + d.scale * (level + nw.predict(z));
+    return d.log ? std::exp(t) : t;
+  };
+}
+
+}  // namespace detail
+
+namespace {
+
+// Throws naming the forecaster, the forecast and the first step that is not finite.
+void check_finite(const std::string& name, const std::vector<double>& v, const char* what) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]))
+      throw std::runtime_error(fmt::format(
+          "the {} forecast ({}) is {} at step {}: the model diverged", name, what, v[i], i + 1));
+}
+
+// A forecaster as the comparison runs it: rollout `steps` values after context (the whole
+// series before the origin).
+using rollout_fn = std::function<std::vector<double>(std::span<const double> context, index steps)>;
+
+struct hw_choice {
+  hw_season season = hw_season::none;
+  index period = 0;
+};
+hw_choice holt_winters_choice(const series_data& d) {
+  const index m = d.period.period;
+  if (m >= 2 && d.train_end >= 2 * m + 2)
+    return {d.log ? hw_season::multiplicative : hw_season::additive, m};
+  return {hw_season::none, 0};
+}
+
+// The origins: up to k, evenly spaced over the validation tail [train_end, known).
+std::vector<index> backtest_origins(const series_data& d, index k) {
+  const index val = d.known - d.train_end;
+  std::vector<index> o;
+  k = std::min(k, val);
+  for (index j = 0; j < k; ++j) o.push_back(d.train_end + (k == 1 ? 0 : j * (val - 1) / (k - 1)));
+  o.erase(std::unique(o.begin(), o.end()), o.end());
+  return o;
+}
+
+series_backtest_score backtest(const series_data& d, const std::vector<index>& origins,
+                               const rollout_fn& roll, std::vector<std::vector<double>>& resid) {
+  series_backtest_score s;
+  const auto& v = d.series.values;
+  std::vector<double> mses, ss(static_cast<std::size_t>(d.horizon), 0.0), count(ss.size(), 0.0);
+  for (index o : origins) {
+    const index h = std::min(d.horizon, d.known - o);
+    const auto f = roll(std::span<const double>(v.data(), std::size_t(o)), h);
+    std::vector<double> r(static_cast<std::size_t>(h));
+    double mse = 0;
+    for (index k = 0; k < h; ++k) {
+      r[std::size_t(k)] = v[std::size_t(o + k)] - f[std::size_t(k)];
+      mse += r[std::size_t(k)] * r[std::size_t(k)] / double(h);
+      ss[std::size_t(k)] += r[std::size_t(k)] * r[std::size_t(k)];
+      count[std::size_t(k)] += 1;
+    }
+    mses.push_back(mse);
+    resid.push_back(std::move(r));
+  }
+  s.origins = static_cast<index>(origins.size());
+  if (mses.empty()) return s;
+  s.mean_mse = std::accumulate(mses.begin(), mses.end(), 0.0) / double(mses.size());
+  for (double m : mses) s.sd_mse += (m - s.mean_mse) * (m - s.mean_mse) / double(mses.size());
+  s.sd_mse = std::sqrt(s.sd_mse);
+  for (std::size_t k = 0; k < ss.size() && count[k] > 0; ++k)
+    s.step_rms.push_back(std::sqrt(ss[k] / count[k]));
+  return s;
+}
+
+// σ_k for k = 1 … steps from the backtest's RMS residuals: non-decreasing, √k beyond them.
+std::vector<double> band_sigma(const std::vector<double>& step_rms, index steps) {
+  std::vector<double> s(static_cast<std::size_t>(steps), 0.0);
+  if (step_rms.empty()) return s;
+  double run = 0;
+  for (index k = 0; k < steps; ++k) {
+    const auto ku = static_cast<std::size_t>(k);
+    const double here = ku < step_rms.size()
+                            ? step_rms[ku]
+                            : step_rms.back() * std::sqrt(double(k + 1) / double(step_rms.size()));
+    run = std::max(run, here);
+    s[ku] = run;
+  }
+  return s;
+}
+
+series_interval make_band(const std::vector<double>& f, const std::vector<double>& sigma) {
+  series_interval b;
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    b.lo80.push_back(f[k] - 1.2816 * sigma[k]);
+    b.hi80.push_back(f[k] + 1.2816 * sigma[k]);
+    b.lo95.push_back(f[k] - 1.96 * sigma[k]);
+    b.hi95.push_back(f[k] + 1.96 * sigma[k]);
+  }
+  return b;
+}
+
+}  // namespace
+
+namespace {
+
+double coverage(std::span<const double> truth, const std::vector<double>& lo,
+                const std::vector<double>& hi) {
+  if (truth.empty() || lo.size() < truth.size()) return 0;
+  double in = 0;
+  for (std::size_t k = 0; k < truth.size(); ++k) in += truth[k] >= lo[k] && truth[k] <= hi[k];
+  return in / double(truth.size());
+}
+
+// The recommended forecaster (lowest mean backtest MSE; the transformer without a backtest), its
+// bands over the test part and the future, and their coverage.
+void recommend(const series_data& d, series_result& r,
+               const std::vector<std::vector<std::vector<double>>>& residuals) {
+  const auto& fs = r.forecasters;
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < fs.size(); ++i)
+    if (fs[i].backtest.origins > 0 && fs[i].backtest.mean_mse < fs[best].backtest.mean_mse)
+      best = i;
+  r.recommended = static_cast<index>(best);
+  const auto& b = fs[best].backtest;
+  if (b.origins == 0) {
+    r.recommended_why = "the transformer (no validation tail: no backtest to choose by)";
+    return;
+  }
+  r.recommended_why = fmt::format("lowest mean backtest MSE over {} origins ({:.4g} ± {:.4g})",
+                                  b.origins, b.mean_mse, b.sd_mse);
+  const auto sigma_test = band_sigma(b.step_rms, d.horizon);
+  r.test_band = make_band(fs[best].test.rollout, sigma_test);
+  r.future_band = make_band(fs[best].future,
+                            band_sigma(b.step_rms, static_cast<index>(fs[best].future.size())));
+  const auto& v = d.series.values;
+  const std::span<const double> truth(v.data() + d.known, std::size_t(d.horizon));
+  r.test_coverage95 = coverage(truth, r.test_band.lo95, r.test_band.hi95);
+  r.test_coverage80 = coverage(truth, r.test_band.lo80, r.test_band.hi80);
+  double in = 0, all = 0;
+  for (const auto& res : residuals[best])
+    for (std::size_t k = 0; k < res.size(); ++k, ++all)
+      in += std::abs(res[k]) <= 1.96 * sigma_test[k];
+  r.backtest_coverage95 = all > 0 ? in / all : 0;
+}
+
+}  // namespace
+
+namespace {
+
+struct evaluated {
+  std::string name;
+  window_predictor predict;   // on the models fitted for the test part (empty: Holt–Winters)
+  window_predictor backtest;  // on the models the backtest may use (empty: Holt–Winters)
+};
+
+// Holt–Winters over the test part: fitted on the known part, rollout and one-step (the state
+// updated with each true value), and beyond the series refitted on all of it.
+void holt_winters_forecasts(const series_data& d, const hw_choice& hc, index future,
+                            series_forecaster& f) {
+  const auto& v = d.series.values;
+  const std::span<const double> known(v.data(), std::size_t(d.known));
+  holt_winters h = holt_winters_fit(known, hc.season, hc.period);
+  f.test.rollout = h.forecast(d.horizon);
+  for (index k = 0; k < d.horizon; ++k) {
+    f.test.teacher_forced.push_back(h.predict_next());
+    h.update(v[std::size_t(d.known + k)]);
+  }
+  if (future > 0) f.future = holt_winters_fit(v, hc.season, hc.period).forecast(future);
+}
+
+}  // namespace
+
+// Every forecaster on the test horizon (rollout and teacher-forced), `future` steps past the
+// series, and the backtest that recommends one; the known part's mean as the floor.
+series_result series_evaluate(const series_data& d, sequence_regressor<float>& m, index future,
+                              index backtest_k) {
+  const auto& v = d.series.values;
+  const std::span<const double> known(v.data(), std::size_t(d.known)), all(v);
+  const std::span<const double> truth(v.data() + d.known, std::size_t(d.horizon));
+  series_result r;
+  r.nw = detail::series_nw_fit(d, d.window, d.known);  // keys: every known window
+  const nw_forecaster nw_train = detail::series_nw_fit(d, d.window, d.train_end);
+  const hw_choice hc = holt_winters_choice(d);
+  r.holt_winters_season = hw_season_name(hc.season);
+  const window_predictor transformer = forecast_predictor(m);
+  const std::vector<evaluated> forecasters = {
+      {"transformer", transformer, transformer},
+      {"nw", detail::series_nw_predictor(d, r.nw), detail::series_nw_predictor(d, nw_train)},
+      {"holt_winters", {}, {}},
+      {"seasonal_naive", seasonal_naive_predictor(d.period.period),
+       seasonal_naive_predictor(d.period.period)}};
+  const std::vector<index> origins = backtest_origins(d, backtest_k);
+  progress_step step(fmt::format("forecasts ({} steps, {} backtest origins, {} forecasters)",
+                                 d.horizon + future, origins.size(), forecasters.size()),
+                     static_cast<index>(forecasters.size()));
+  std::vector<std::vector<std::vector<double>>> residuals(forecasters.size());
+  for (std::size_t i = 0; i < forecasters.size(); ++i) {
+    const evaluated& e = forecasters[i];
+    series_forecaster f;
+    f.name = e.name;
+    rollout_fn roll;
+    if (e.predict) {
+      f.test = forecast_run(known, truth, d.window, e.predict);
+      if (future > 0) f.future = forecast_rollout(all, future, d.window, e.predict);
+      roll = [&](std::span<const double> c, index s) {
+        return forecast_rollout(c, s, d.window, e.backtest);
+      };
+    } else {
+      holt_winters_forecasts(d, hc, future, f);
+      roll = [&](std::span<const double> c, index s) {
+        return holt_winters_fit(c, hc.season, hc.period).forecast(s);
+      };
+    }
+    check_finite(e.name, f.test.rollout, "rollout");
+    check_finite(e.name, f.test.teacher_forced, "teacher-forced");
+    check_finite(e.name, f.future, "future");
+    f.rollout = forecast_score(f.test.rollout, truth);
+    f.teacher_forced = forecast_score(f.test.teacher_forced, truth);
+    f.test.mse_rollout = f.rollout.mse;
+    f.test.mse_teacher_forced = f.teacher_forced.mse;
+    f.backtest = backtest(d, origins, roll, residuals[i]);
+    r.forecasters.push_back(std::move(f));
+    step.set(static_cast<index>(i + 1));
+  }
+  recommend(d, r, residuals);
+  const double mean = std::accumulate(known.begin(), known.end(), 0.0) / double(known.size());
+  r.mean = forecast_score(std::vector<double>(truth.size(), mean), truth);
+  for (index k = 1; k <= future; ++k)
+    r.future_time.push_back(d.series.time.back() + double(k) * d.series.step);
+  return r;
+}
+
+}  // namespace kf::model
