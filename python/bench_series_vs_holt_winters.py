@@ -115,7 +115,8 @@ def main():
         best_hw = min(hw.values())
         rows.append({"series": name, "n": len(y), "transform": s["transform"], "level": s["level"],
                      "recommended": rec, "kf_mse": kf_mse,
-                     "kf_forecasters": {k: v["rollout"]["mse"] for k, v in s["errors"].items()},
+                     "kf_forecasters": {k: v["rollout"]["mse"] for k, v in s["errors"].items()
+                                        if k != "mean"},
                      "hw": hw, "seasonal_naive": naive, "ratio": kf_mse / best_hw,
                      "coverage95": s["interval_coverage"]["test_95"],
                      "coverage80": s["interval_coverage"]["test_80"], "seconds": seconds})

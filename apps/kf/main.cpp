@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 
 #include <malloc.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -110,9 +112,27 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
   return 0;
 }
 
+// libgomp's waiting threads spin for ~300,000 iterations before they sleep. On a machine whose
+// cores are shared (a laptop, a CI runner, ctest -j, two MPI ranks on two cores) the spinning
+// threads take the cores the working threads need, and a small model's many short parallel
+// regions slowed 6× beside two busy processes (docs/performance.md, "On a busy machine"). A
+// short spin keeps the quiet machine's speed and sleeps soon when the cores are wanted.
+// libgomp reads its environment once, when it is loaded, before main: so kf sets the spin count
+// and starts itself again, once (an OMP_WAIT_POLICY or GOMP_SPINCOUNT of the user's is kept,
+// and KF_OMP_SPIN=default keeps libgomp's own).
+constexpr const char* kSpinCount = "20000";
+void set_omp_wait(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
+  const char* want = std::getenv("KF_OMP_SPIN");
+  if (want != nullptr && std::string(want) == "default") return;
+  ::setenv("GOMP_SPINCOUNT", want != nullptr && *want != '\0' ? want : kSpinCount, 1);
+  ::execv("/proc/self/exe", argv);  // only returns on failure: then run as we are
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  set_omp_wait(argv);
   // Training allocates and frees activation matrices of tens of MB every step. By default glibc
   // serves those with mmap and returns them to the kernel on free, so every step pays page
   // faults and the kernel's zeroing (a quarter of a training epoch, measured with perf). Keep
@@ -131,6 +151,7 @@ int main(int argc, char** argv) {
       "and every attention head.",
       "kf"};
   describe(app);
+  kf::cli::set_command_line(argc, argv);
   if (!runs_under_mpi(argc, argv) || !known_subcommand(app, argc, argv)) return 2;
   return parse_and_run(app, argc, argv);
 }

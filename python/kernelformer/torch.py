@@ -17,7 +17,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.autograd.function import once_differentiable
 
 from . import _kernelformer as _kf
 from ._primitive import make_kernel, make_mask
@@ -35,8 +34,9 @@ class SmoothFunction(torch.autograd.Function):
     param a 0-d tensor (the kernel's bandwidth or temperature) or None; per_dim a (d,) tensor of
     per-dimension bandwidths or None; kernel a Kernel; masks a Mask or one per batch item.
     Gradients flow to q, k, v, param and per_dim; lse (..., n) is not differentiable. The
-    backward is the C++ one and is differentiable once: a second derivative (a gradient penalty,
-    create_graph=True then backward again) raises RuntimeError instead of a wrong number."""
+    backward is the C++ one and is differentiable once: a backward with create_graph=True (the
+    first step of a second derivative, e.g. a gradient penalty) raises RuntimeError instead of
+    returning a gradient whose own gradient would be silently wrong or zero."""
 
     @staticmethod
     def forward(ctx, q, k, v, param, per_dim, kernel, masks, dropout, seed, threads):
@@ -55,8 +55,12 @@ class SmoothFunction(torch.autograd.Function):
         return out, lse
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, dout, dlse):
+        if torch.is_grad_enabled():  # create_graph=True: a second derivative would follow
+            raise RuntimeError(
+                "kernelformer.torch.smooth is differentiable once: second derivatives "
+                "(create_graph=True, e.g. a gradient penalty) are not supported; compute that "
+                "term with PyTorch's own attention (torch.softmax(q @ k.T / sqrt(d)) @ v)")
         q, k, v, out, lse = ctx.saved_tensors
         need = list(ctx.needs_input_grad[:3])
         want_param = ctx.needs_input_grad[3] or ctx.needs_input_grad[4]

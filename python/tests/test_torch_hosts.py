@@ -108,9 +108,13 @@ def test_second_derivative_raises_instead_of_a_wrong_number():
     k = torch.randn(2, 6, 4, dtype=torch.float64, generator=g)
     v = torch.randn(2, 6, 3, dtype=torch.float64, generator=g)
     out = kft.smooth(q, k, v)
-    (dq,) = torch.autograd.grad(out.sum(), q, create_graph=True)
-    with pytest.raises(RuntimeError, match="once_differentiable"):
-        dq.pow(2).sum().backward()
+    with pytest.raises(RuntimeError, match="second derivatives"):
+        torch.autograd.grad(out.sum(), q, create_graph=True)
+    # a gradient penalty inside a larger loss: refused too, never silently dropped
+    out = kft.smooth(q, k, v)
+    with pytest.raises(RuntimeError, match="second derivatives"):
+        (dq,) = torch.autograd.grad(out.pow(2).sum(), q, create_graph=True)
+        (out.sum() + dq.pow(2).sum()).backward()
     # first derivatives are unchanged
     out = kft.smooth(q, k, v)
     (dq1,) = torch.autograd.grad(out.sum(), q)

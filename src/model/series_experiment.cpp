@@ -172,6 +172,10 @@ void series_split(series_data& d, const series_spec& spec) {
         val > 0 ? fmt::format(" (and a validation tail of {})", val) : std::string(),
         std::max<index>(0, targets - val), kMinTrain, d.window + kMinTrain + val + d.horizon));
   d.train_end = d.known - val;
+  // The validation tail's first half stops the training early, its second half is the
+  // backtest's: a forecaster is never compared on the values its epoch was chosen by. A tail of
+  // fewer than 4 serves both.
+  d.backtest_from = val >= 4 ? d.train_end + val / 2 : d.train_end;
 }
 
 // μ and σ of the training part (values before train_end); a constant part has nothing to learn.
@@ -223,7 +227,8 @@ series_data series_make(regular_series s, const series_spec& spec) {
   // Windows over z: training targets [window, train_end), validation targets [train_end, known).
   const std::vector<double> z = standardized(d, d.known);
   d.train = series_windows_make(z, d.window, d.window, d.train_end);
-  d.validation = series_windows_make(z, d.window, d.train_end, d.known);
+  d.validation = series_windows_make(z, d.window, d.train_end,
+                                     d.backtest_from > d.train_end ? d.backtest_from : d.known);
   detail::series_choose_level(d, spec);
   return d;
 }

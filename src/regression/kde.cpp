@@ -289,29 +289,51 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
   return f;
 }
 
+namespace {
+
+// log Σ_j K((q − x_j)/h) for one query, summed directly in double with the largest term
+// factored out (log-sum-exp): the plain reference sum, for the few points far from the data.
+double log_sum_direct(const any_kernel& unit, const std::vector<double>& h, const double* q,
+                      const_matrix_view<double> x) {
+  std::vector<double> lw(static_cast<std::size_t>(x.rows));
+  double top = -kInf;
+  for (index j = 0; j < x.rows; ++j) {
+    double s = 0;
+    for (index c = 0; c < x.cols; ++c) {
+      const double u = (q[c] - x(j, c)) / h[h.size() == 1 ? 0 : static_cast<std::size_t>(c)];
+      s += u * u;
+    }
+    lw[static_cast<std::size_t>(j)] = kernel_log_weight(unit, s);
+    top = std::max(top, lw[static_cast<std::size_t>(j)]);
+  }
+  if (top == -kInf) return -kInf;
+  double sum = 0;
+  for (double l : lw) sum += std::exp(l - top);
+  return top + std::log(sum);
+}
+
+}  // namespace
+
 // log f̂: the density's log where kde_evaluate's value is a normal double far above underflow;
 // elsewhere (a point far from the data, where exp(lse − log norm) underflows to 0 or loses its
-// digits) the exact lse − log(n Π h Z), so the log density stays finite and exact out there
-// (−inf only where no kernel reaches: a compact kernel's support).
+// digits) the direct log-sum-exp − log(n Π h Z), so the log density stays finite and exact out
+// there (−inf only where no kernel reaches: a compact kernel's support).
 std::vector<double> kde_log_evaluate(const kde_fit& fit, const_matrix_view<double> at) {
   std::vector<double> f = kde_evaluate(fit, at);
   constexpr double kTiny = 1e-280;  // ~1e28 above the smallest normal double
-  std::vector<index> far;
-  for (std::size_t i = 0; i < f.size(); ++i) {
-    if (f[i] >= kTiny)
-      f[i] = std::log(f[i]);
-    else
-      far.push_back(static_cast<index>(i));
-  }
-  if (far.empty()) return f;
-  matrix<double> sub(static_cast<index>(far.size()), at.cols);
-  for (std::size_t r = 0; r < far.size(); ++r)
-    for (index c = 0; c < at.cols; ++c) sub(static_cast<index>(r), c) = at(far[r], c);
-  const auto lse =
-      log_sums(fit.kernel, fit.bandwidth, sub.cview(), fit.x.cview(), fit.options.shard);
+  any_kernel unit = fit.kernel;
+  kernel_set_param(unit, 1.0);
   const double ln = log_norm(fit.kernel, fit.bandwidth, double(fit.x.rows()));
-  for (std::size_t r = 0; r < far.size(); ++r)
-    f[static_cast<std::size_t>(far[r])] = lse[r] == -kInf ? -kInf : lse[r] - ln;
+  std::vector<double> q(static_cast<std::size_t>(at.cols));
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    if (f[i] >= kTiny) {
+      f[i] = std::log(f[i]);
+      continue;
+    }
+    for (index c = 0; c < at.cols; ++c) q[static_cast<std::size_t>(c)] = at(index(i), c);
+    const double lse = log_sum_direct(unit, fit.bandwidth, q.data(), fit.x.cview());
+    f[i] = lse == -kInf ? -kInf : lse - ln;
+  }
   return f;
 }
 

@@ -80,11 +80,12 @@ TEST(Series, SplitAndStandardizationOnAHandMadeSeries) {
   spec.window = 8;
   spec.horizon = 10;
   const auto d = series_make(r, spec);
-  // Known: 90 values, 82 targets; validation round(0.2·82) = 16; training targets [8, 74).
+  // Known: 90 values, 82 targets; validation tail round(0.2·82) = 16; training targets [8, 74).
   EXPECT_EQ(d.known, 90);
   EXPECT_EQ(d.train_end, 74);
   EXPECT_EQ(d.train.x.rows(), 66);
-  EXPECT_EQ(d.validation.x.rows(), 16);
+  EXPECT_EQ(d.validation.x.rows(), 8);  // the tail's first half; the second is the backtest's
+  EXPECT_EQ(d.backtest_from, 82);
   double mean = 0, ss = 0;
   for (int t = 0; t < 74; ++t) mean += r.values[std::size_t(t)] / 74;
   for (int t = 0; t < 74; ++t) ss += std::pow(r.values[std::size_t(t)] - mean, 2);

@@ -33,7 +33,9 @@
 // LOO-CV), Holt–Winters (model/holt_winters.hpp: additive, or multiplicative with the log
 // choice; fitted on the known part) and the seasonal-naive baseline; also the known part's
 // mean, as the floor any forecaster should beat.
-// Backtest (series_backtest.cpp): K rolling origins in the validation tail, each forecaster's
+// Backtest (series_backtest.cpp): K rolling origins in the second half of the validation tail
+// (its first half stops the transformer's training early, so no forecaster is scored on the
+// values its epoch was chosen by; a tail of fewer than 4 serves both), each forecaster's
 // rollout from each origin (Holt–Winters refitted there; the NW forecaster on the training
 // windows only), its MSE per origin; the recommended forecaster has the lowest mean, and its
 // residuals by horizon step give the 80% and 95% bands (±1.2816 σ_k, ±1.96 σ_k, σ_k the RMS
@@ -87,6 +89,8 @@ struct series_spec {
 struct series_data {
   regular_series series;
   index window = 0, horizon = 0, train_end = 0, known = 0;
+  index backtest_from =
+      0;  // validation: [train_end, backtest_from), backtest: [backtest_from, known)
   double shift = 0, scale = 1;       // μ and σ of the training part
   series_windows train, validation;  // standardized; validation empty when its fraction is 0
   period_estimate period;
