@@ -58,14 +58,22 @@ def main():
     ap.add_argument("--kf", default="build/release/kf")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--busy", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--spin", default="",
+                    help="KF_OMP_SPIN for the kf columns (default: kf's own setting)")
+    ap.add_argument("--only", default="", help="comma-separated command numbers (1-based)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="kf_busy_")
     inputs(work)
     base = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     ours, gomp = dict(base), dict(base, KF_OMP_SPIN="default")
+    if a.spin:
+        ours["KF_OMP_SPIN"] = a.spin
+    only = {int(i) for i in a.only.split(",") if i}
     print(f"{'command':34s} {'quiet kf':>9s} {'quiet gomp':>10s} {'busy kf':>9s} "
           f"{'busy gomp':>9s}  busy/quiet kf  busy/quiet gomp  quiet kf/gomp")
-    for name, cmd in commands(a.kf, work).items():
+    for i, (name, cmd) in enumerate(commands(a.kf, work).items(), 1):
+        if only and i not in only:
+            continue
         times = {k: [] for k in ("qk", "qg", "bk", "bg")}
         timed(cmd, ours)  # warm-up (page cache)
         for _ in range(a.reps):

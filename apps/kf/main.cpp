@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include "common.hpp"
 #include "kernelformer/dist/mpi.hpp"
@@ -115,24 +116,32 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
 // libgomp's waiting threads spin for ~300,000 iterations before they sleep. On a machine whose
 // cores are shared (a laptop, a CI runner, ctest -j, two MPI ranks on two cores) the spinning
 // threads take the cores the working threads need, and a small model's many short parallel
-// regions slowed 6× beside two busy processes (docs/performance.md, "On a busy machine"). A
-// short spin keeps the quiet machine's speed and sleeps soon when the cores are wanted.
-// libgomp reads its environment once, when it is loaded, before main: so kf sets the spin count
-// and starts itself again, once (an OMP_WAIT_POLICY or GOMP_SPINCOUNT of the user's is kept,
-// and KF_OMP_SPIN=default keeps libgomp's own).
-constexpr const char* kSpinCount = "20000";
-void set_omp_wait(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
+// regions slowed 6-8× beside two busy processes (docs/performance.md, "On a busy machine").
+// libgomp reads its environment once, in its initializer, before main — and glibc's own
+// initializer resets the environment a .preinit_array function could have changed — so kf sets
+// GOMP_SPINCOUNT (3,000 spins, then sleep) and starts itself again, once, for the commands that
+// train (seconds of many short parallel regions) and for kf serve (the second start costs
+// ~20 ms; the other commands start once). An OMP_WAIT_POLICY or GOMP_SPINCOUNT of the user's is
+// kept; KF_OMP_SPIN=N sets another count, KF_OMP_SPIN=default keeps libgomp's own.
+constexpr const char* kSpinCount = "3000";
+void set_omp_wait(int argc, char** argv) {
+  if (argc < 2 || std::getenv("OMP_WAIT_POLICY") != nullptr ||
+      std::getenv("GOMP_SPINCOUNT") != nullptr)
+    return;
+  const std::string_view sub = argv[1];
+  if (sub != "train" && sub != "experiment" && sub != "report" && sub != "smooth" && sub != "kde" &&
+      sub != "classify" && sub != "serve")
+    return;
   const char* want = std::getenv("KF_OMP_SPIN");
-  if (want != nullptr && std::string(want) == "default") return;
+  if (want != nullptr && std::string_view(want) == "default") return;
   ::setenv("GOMP_SPINCOUNT", want != nullptr && *want != '\0' ? want : kSpinCount, 1);
-  ::execv("/proc/self/exe", argv);  // only returns on failure: then run as we are
+  ::execv("/proc/self/exe", argv);  // returns only on failure: then run as we are
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  set_omp_wait(argv);
+  set_omp_wait(argc, argv);
   // Training allocates and frees activation matrices of tens of MB every step. By default glibc
   // serves those with mmap and returns them to the kernel on free, so every step pays page
   // faults and the kernel's zeroing (a quarter of a training epoch, measured with perf). Keep
