@@ -9,7 +9,7 @@ computed by the C++ library (kernelformer._kernelformer) on numpy arrays without
     kf.kernels()                                               # every kernel and its formula
 
 scikit-learn estimators (imported on first use): NadarayaWatsonRegressor, LocalLinearRegressor,
-KNNRegressor, KernelDensity. PyTorch: kernelformer.torch (smooth as an autograd Function,
+KNNRegressor, KernelDensity, KernelClassifier, KNNClassifier. PyTorch: kernelformer.torch (smooth as an autograd Function,
 KernelAttention). docs/python.md has a tour.
 """
 from . import _kernelformer
@@ -18,11 +18,19 @@ from ._primitive import (Kernel, KernelInfo, Mask, get_num_threads, kernels, mak
 
 __version__ = _kernelformer.__version__
 
+try:  # threadpoolctl (scikit-learn's dependency) sees and limits the library's threads
+    from ._threadpool import register as _register_threadpool
+    _register_threadpool()
+except ImportError:
+    pass
+
 _LAZY = {
     "NadarayaWatsonRegressor": "regression",
     "LocalLinearRegressor": "regression",
     "KNNRegressor": "regression",
     "KernelDensity": "density",
+    "KernelClassifier": "classification",
+    "KNNClassifier": "classification",
     "SearchBoundaryWarning": "_sklearn",
 }
 

@@ -186,4 +186,5 @@ PYBIND11_MODULE(_kernelformer, m) {
   bind_mask(m);
   bind_smooth(m);
   bind_regression(m);
+  bind_classifier(m);
 }
