@@ -9,6 +9,7 @@
 # fuzz targets (fuzz/CMakeLists.txt) compile everything.
 set(KF_PRIMITIVE_SOURCES
   src/kernels.cpp
+  src/suggest.cpp
   src/masks.cpp
   src/progress.cpp
   src/smooth/smooth.cpp

@@ -2,6 +2,8 @@
 // in the header, next to their derivatives.
 #include "kernelformer/kernels.hpp"
 
+#include "kernelformer/suggest.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -151,9 +153,14 @@ any_kernel parse_single(std::string_view text) {
   for_each_kernel_type([&](auto k) {
     if (decltype(k)::name == name) found = k;
   });
-  if (!found)
-    throw std::invalid_argument(fmt::format("unknown kernel '{}'; known kernels: {}",
-                                            text.substr(0, colon), known_names()));
+  if (!found) {
+    std::vector<std::string> names = {"rbf", "softmax", "attention", "quartic", "box"};
+    for_each_kernel_type([&](auto k) { names.emplace_back(decltype(k)::name); });
+    const std::string near = suggest_name(text.substr(0, colon), names);
+    throw std::invalid_argument(fmt::format(
+        "unknown kernel '{}'{}; known kernels: {}", text.substr(0, colon),
+        near.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", near), known_names()));
+  }
   if (colon == std::string_view::npos) return *found;
   std::string_view rest = text.substr(colon + 1);
   while (!rest.empty()) {

@@ -6,14 +6,17 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common.hpp"
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/mapped_file.hpp"
+#include "kernelformer/suggest.hpp"
 
 namespace {
 
@@ -67,24 +70,68 @@ bool runs_under_mpi(int argc, char** argv) {
   return true;
 }
 
-// CLI11 would only say that a subcommand is required: false (after one line naming the one that
-// is not known, and the known ones) when argv[1] is not an option and not a subcommand.
-bool known_subcommand(const CLI::App& app, int argc, char** argv) {
-  std::string known;
-  bool found = false;
+// The subcommands of APP, as names and as "  name   description" lines.
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  return names;
+}
+std::string subcommand_list(const CLI::App& app) {
+  std::string out;
   for (const CLI::App* sub : app.get_subcommands({})) {
-    known += (known.empty() ? "" : ", ") + sub->get_name();
-    found = found || (argc > 1 && sub->get_name() == argv[1]);
+    const std::string d = sub->get_description();
+    out += fmt::format("  {:<11} {}\n", sub->get_name(), d.substr(0, d.find('\n')));
   }
-  if (argc > 1 && argv[1][0] != '-' && !found) {
-    const std::string name = argv[1];
+  return out;
+}
+
+std::string clipped(const std::string& s) { return s.size() > 80 ? s.substr(0, 77) + "..." : s; }
+
+// CLI11 would only say that a subcommand is required: false (after one line naming the one that
+// is not known, the closest known one and the known ones) when argv[1] is not an option and not
+// a subcommand.
+bool known_subcommand(const CLI::App& app, int argc, char** argv) {
+  const auto names = subcommand_names(app);
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    const std::string name = argv[1], near = kf::suggest_name(name, names);
     fmt::print(stderr,
-               "kf: error: unknown subcommand '{}' (one of: {})\nRun 'kf --help' for the "
+               "kf: error: unknown subcommand '{}'{} (one of: {})\nRun 'kf --help' for the "
                "options and examples.\n",
-               name.size() > 80 ? name.substr(0, 77) + "..." : name, known);
+               clipped(name), near.empty() ? "" : fmt::format("; did you mean '{}'?", near),
+               fmt::format("{}", fmt::join(names, ", ")));
     return false;
   }
   return true;
+}
+
+// The deepest subcommand the parse reached (kf train series → series), or app itself.
+const CLI::App* deepest(const CLI::App& app) {
+  const CLI::App* at = &app;
+  for (;;) {
+    const auto subs = at->get_subcommands();
+    if (subs.empty()) return at;
+    at = subs.front();
+  }
+}
+
+// "did you mean" for the first argument CLI11 did not expect: an option of the subcommand the
+// parse reached, or one of its subcommands.
+std::string unexpected_hint(const CLI::App& at, const std::string& message) {
+  const auto colon = message.rfind(": ");
+  if (colon == std::string::npos) return "";
+  std::string word = message.substr(colon + 2);
+  word = word.substr(0, word.find(' '));
+  word = word.substr(0, word.find('='));
+  std::vector<std::string> names;
+  if (word.starts_with("-")) {
+    for (const CLI::Option* o : at.get_options())
+      for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+  } else {
+    names = subcommand_names(at);
+  }
+  const std::string near = kf::suggest_name(word, names);
+  return near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near);
 }
 
 // Parses the command line and runs the subcommand; the exit code.
@@ -94,10 +141,32 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // A bad command line: one line, then where the options are; exit 2.
-    std::string where = "kf";
-    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
-    fmt::print(stderr, "kf: error: {}\nRun '{} --help' for the options and examples.\n", e.what(),
-               where);
+    const CLI::App* at = deepest(app);
+    std::string where;
+    for (const CLI::App* a = at; a != nullptr; a = a->get_parent())
+      where = a->get_name() + (where.empty() ? "" : " " + where);
+    const std::string what = e.what();
+    if (what.find("subcommand is required") != std::string::npos) {
+      // An argument where the subcommand goes: a misspelled one (kf train seris).
+      int depth = 0;
+      for (const CLI::App* a = at; a->get_parent() != nullptr; a = a->get_parent()) ++depth;
+      if (depth + 1 < argc && argv[depth + 1][0] != '-') {
+        const auto names = subcommand_names(*at);
+        const std::string near = kf::suggest_name(argv[depth + 1], names);
+        fmt::print(stderr, "kf: error: unknown subcommand '{}' of '{}'{} (one of: {})\n",
+                   clipped(argv[depth + 1]), where,
+                   near.empty() ? "" : fmt::format("; did you mean '{}'?", near),
+                   fmt::format("{}", fmt::join(names, ", ")));
+        return 2;
+      }
+      fmt::print(stderr,
+                 "kf: error: '{}' needs one of these subcommands:\n{}Run '{} SUBCOMMAND "
+                 "--help' for its options and examples.\n",
+                 where, subcommand_list(*at), where);
+      return 2;
+    }
+    fmt::print(stderr, "kf: error: {}{}\nRun '{} --help' for the options and examples.\n", what,
+               unexpected_hint(*at, what), where);
     return 2;
   } catch (const kf::cli::mpi_refusal& e) {
     // Every rank found it before any reduction: one line, from rank 0.
@@ -108,7 +177,11 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
     const std::string rank = kf::dist::where();
     fmt::print(stderr, "kf{}: error: {}\n", rank.empty() ? "" : " (" + rank + ")", e.what());
     if (kf::dist::size() > 1) kf::dist::abort(1);
-    return 1;
+    // One convention: a bad option value (the message names the option first) is a usage
+    // error, exit 2, like a parse error; a bad file or a failure is exit 1.
+    const bool usage = dynamic_cast<const kf::cli::user_error*>(&e) != nullptr &&
+                       std::string_view(e.what()).starts_with("--");
+    return usage ? 2 : 1;
   }
   return 0;
 }
@@ -160,6 +233,22 @@ int main(int argc, char** argv) {
       "and every attention head.",
       "kf"};
   describe(app);
+  // Bare `kf`: the subcommands (a usage error, exit 2). `kf help SUB …` is `kf SUB … --help`.
+  if (argc == 1) {
+    fmt::print(stderr,
+               "kf: attention is Nadaraya-Watson kernel smoothing. Subcommands:\n{}Run 'kf "
+               "SUBCOMMAND --help' for its options and examples, 'kf --help' for more.\n",
+               subcommand_list(app));
+    return 2;
+  }
+  std::vector<char*> args(argv, argv + argc);
+  std::string help_flag = "--help";
+  if (std::string_view(argv[1]) == "help") {
+    args.erase(args.begin() + 1);
+    args.push_back(help_flag.data());
+    argc = static_cast<int>(args.size());
+    argv = args.data();
+  }
   kf::cli::set_command_line(argc, argv);
   if (!runs_under_mpi(argc, argv) || !known_subcommand(app, argc, argv)) return 2;
   return parse_and_run(app, argc, argv);

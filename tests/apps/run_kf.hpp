@@ -30,6 +30,13 @@ inline result run_kf(const std::string& args) {
   return r;
 }
 
+// kf's exit convention for an error (apps/kf/main.cpp): 2 for a usage error — the command line,
+// or an option's value, whose message names the option first ("kf: error: --kernel: …") — and 1
+// for bad data or a failure (the message names the file, the tensor, …).
+inline int error_exit(const std::string& output) {
+  return output.rfind("kf: error: --", 0) == 0 ? 2 : 1;
+}
+
 // `kf serve --port 0`, started by the constructor: port is the one it prints on its first line
 // of stdout ("… 127.0.0.1:PORT …"), or 0 when it did not start or print it. The destructor
 // stops it with SIGTERM and reaps it.

