@@ -14,6 +14,7 @@
 #include "detail/tile_kernel.hpp"
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/smooth.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace kf {

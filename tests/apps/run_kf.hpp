@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdio>
 #include <string>
+#include "test_paths.hpp"
 
 namespace kf::test {
 

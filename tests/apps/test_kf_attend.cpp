@@ -16,6 +16,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/smooth.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace kf {

@@ -10,6 +10,7 @@
 #include "apps/run_kf.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
+#include "test_paths.hpp"
 
 namespace kf {
 namespace {

@@ -16,6 +16,7 @@
 #include "kernelformer/model/lm_train.hpp"
 #include "kernelformer/model/token_model.hpp"
 #include "kernelformer/text/tokenizer.hpp"
+#include "test_paths.hpp"
 
 namespace kf {
 namespace {

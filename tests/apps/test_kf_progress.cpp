@@ -14,6 +14,7 @@
 #include <string>
 
 #include "apps/run_kf.hpp"
+#include "test_paths.hpp"
 
 namespace kf {
 namespace {

@@ -19,6 +19,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
 #include "kernelformer/model/train_state.hpp"
+#include "test_paths.hpp"
 
 namespace kf {
 namespace {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "apps/run_kf.hpp"
+#include "test_paths.hpp"
 
 namespace kf {
 namespace {

@@ -10,6 +10,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/io/npy.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace kf {

@@ -14,6 +14,7 @@
 #include <ostream>
 #include <string>
 #include <vector>
+#include "test_paths.hpp"
 
 namespace kf::bad {
 

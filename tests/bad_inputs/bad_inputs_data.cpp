@@ -3,6 +3,7 @@
 #include <string>
 
 #include "inputs.hpp"
+#include "test_paths.hpp"
 
 namespace kf::bad {
 

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "inputs.hpp"
+#include "test_paths.hpp"
 
 int main() {
   try {

@@ -13,6 +13,7 @@
 #include "bad_inputs.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/npy.hpp"
+#include "test_paths.hpp"
 
 namespace kf::bad {
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "inputs.hpp"
+#include "test_paths.hpp"
 
 namespace kf::bad {
 namespace {

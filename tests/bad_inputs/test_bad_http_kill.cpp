@@ -16,6 +16,7 @@
 
 #include "apps/run_kf.hpp"
 #include "inputs.hpp"
+#include "test_paths.hpp"
 
 namespace kf::bad {
 namespace {

@@ -21,6 +21,7 @@
 
 #include "apps/run_kf.hpp"
 #include "kernelformer/io/npy.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace kf {

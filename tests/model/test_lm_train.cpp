@@ -10,6 +10,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/lm_train.hpp"
 #include "kernelformer/text/tokenizer.hpp"
+#include "test_paths.hpp"
 
 namespace kf::model {
 namespace {

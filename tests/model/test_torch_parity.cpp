@@ -11,6 +11,7 @@
 #include "kernelformer/model/sequence_regressor.hpp"
 #include "kernelformer/model/token_model.hpp"
 #include "kernelformer/optim/adamw.hpp"
+#include "test_paths.hpp"
 
 namespace kf::model {
 namespace {

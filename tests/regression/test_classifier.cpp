@@ -11,6 +11,7 @@
 #include <random>
 
 #include "kernelformer/io/npy.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace kf {

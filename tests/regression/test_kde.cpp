@@ -8,6 +8,7 @@
 
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/regression/kde.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace kf {

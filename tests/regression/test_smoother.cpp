@@ -11,6 +11,7 @@
 #include "kernelformer/io/npy.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "kernelformer/smooth.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace kf {
