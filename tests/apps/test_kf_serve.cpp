@@ -23,6 +23,7 @@ namespace {
 
 using json = nlohmann::json;
 
+using test::connect_to;
 using test::kf_server;
 
 TEST(KfServe, ApiPageAndErrors) {
@@ -113,19 +114,6 @@ TEST(KfServe, AnswersAreNeverCompressed) {
       EXPECT_FALSE(r->has_header("Content-Encoding"))
           << path << " with " << enc << ": " << r->get_header_value("Content-Encoding");
     }
-}
-
-int connect_to(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 // Issue 20: 16 idle connections stalled kf serve for ~10 s. Now 16 that never send a byte, and

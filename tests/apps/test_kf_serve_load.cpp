@@ -26,6 +26,7 @@
 namespace kf {
 namespace {
 
+using test::connect_to;
 using test::kf_server;
 using clock_type = std::chrono::steady_clock;
 
@@ -100,19 +101,6 @@ TEST(KfServeLoad, HeavyBurstIsAdmittedLightStaysFastResourcesComeBack) {
   RecordProperty("light_p95_ms", static_cast<int>(p95 * 1000));
   RecordProperty("rss_kib_after", static_cast<int>(rss));
   RecordProperty("threads_after", static_cast<int>(threads));
-}
-
-int connect_to(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 TEST(KfServeLoad, SlowClientsDoNotStopANormalRequest) {
