@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -58,13 +59,23 @@ struct grid {
   std::string setting;  // "faithful (…)" or "improved (what differs)"
 };
 
+// One seed of --seeds: the whole text a non-negative integer below 2^64.
+std::uint64_t parse_seed(const std::string& s) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size())
+    throw user_error(fmt::format("--seeds '{}': expected non-negative integers, e.g. 0,1,2",
+                                 s.size() > 40 ? s.substr(0, 37) + "..." : s));
+  return v;
+}
+
 grid parse_grid(const experiment_options& o) {
   grid g;
   try {
     for (const auto& f : split_list(o.functions, "--functions"))
       g.fns.push_back(model::periodic_function_parse(f));
     g.kerns = kernel_parse_list(o.kernels);  // "favor:features=128,seed=3,elu1": two kernels
-    for (const auto& s : split_list(o.seeds, "--seeds")) g.seeds.push_back(std::stoull(s));
+    for (const auto& s : split_list(o.seeds, "--seeds")) g.seeds.push_back(parse_seed(s));
     g.base = model::periodic_config(o.config);
     g.base.block.norm_first = o.norm_first;
     g.base.scale_inputs = o.scale_inputs;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,6 +135,16 @@ std::string unexpected_hint(const CLI::App& at, const std::string& message) {
   return near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near);
 }
 
+// An exception's message for a user: never a bare C++ name (std::bad_alloc, "stoull").
+std::string plain(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)
+    return "out of memory: the input or the model needs more memory than this machine has";
+  const std::string what = e.what();
+  if (what.starts_with("sto") && what.find(' ') == std::string::npos)
+    return "a number could not be read (" + what + "); check the numbers given";
+  return what;
+}
+
 // Parses the command line and runs the subcommand; the exit code.
 int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
@@ -175,7 +186,7 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
   } catch (const std::exception& e) {
     // Under mpirun the other ranks may wait in a collective: end them all.
     const std::string rank = kf::dist::where();
-    fmt::print(stderr, "kf{}: error: {}\n", rank.empty() ? "" : " (" + rank + ")", e.what());
+    fmt::print(stderr, "kf{}: error: {}\n", rank.empty() ? "" : " (" + rank + ")", plain(e));
     if (kf::dist::size() > 1) kf::dist::abort(1);
     // One convention: a bad option value (the message names the option first) is a usage
     // error, exit 2, like a parse error; a bad file or a failure is exit 1.

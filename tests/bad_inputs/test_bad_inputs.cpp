@@ -292,6 +292,7 @@ std::vector<bad_case> command_line_cases() {
        "attend -q {in}/q.npy -k {in}/k.npy -v {in}/v.npy -o {out}/o.npy --frobnicate 3",
        {"--frobnicate"},
        {"o.npy"}},
+      {"param_seeds_text", "experiment periodic --seeds 1,x --out {out}/e", {"--seeds 'x'"}, {}},
       {"param_missing_required",
        "predict --input {in}/x99.npy --out {out}/y.npy",
        {"--model"},
