@@ -30,11 +30,7 @@ matrix<double> column(const std::vector<double>& v) {
 
 // The data and the NW fit as .npy, so that kf attend can reproduce the fit from the files.
 void write_npy(const std::string& dir, const demo::seed001_result& r) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw user_error(fmt::format("--out {}: cannot create directory ({})", dir, ec.message()));
-  io::atomic_writer w;
+  io::atomic_writer w{io::staging{.make_folders = true}};  // DIR made here, removed on a failure
   w.stage(dir + "/queries.npy", io::npy_encode<double>(column(r.query).cview()));
   w.stage(dir + "/keys.npy", io::npy_encode<double>(column(r.data.x).cview()));
   w.stage(dir + "/values.npy", io::npy_encode<double>(column(r.data.y).cview()));
@@ -49,6 +45,7 @@ void write_npy(const std::string& dir, const demo::seed001_result& r) {
 
 void run(const demo_options& o) {
   if (o.rows < 2 || o.rows > 500) throw user_error("--rows must be in 2..500");
+  if (!o.out_dir.empty()) check_output_dir(o.out_dir, "--out");
   // NW, KNN and attention on lifted features at 500 queries on [0, 6] (explore/demos.hpp).
   const auto r = demo::seed001(500);
   const index n = static_cast<index>(r.query.size());

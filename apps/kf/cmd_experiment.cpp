@@ -41,14 +41,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// A folder under --out (and its parents); the error names it as the option's value.
-void create_out_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw user_error(fmt::format("--out {}: cannot create directory ({})", dir, ec.message()));
-}
-
 // The grid the options ask for: functions × kernels × seeds on one base configuration.
 struct grid {
   std::vector<model::periodic_function> fns;
@@ -119,7 +111,9 @@ void set_training(grid& g, const experiment_options& o) {
 // Everything the grid writes: the markdown table, the CSV (one row per run), the figures.
 struct grid_outputs {
   std::string md, csv;
-  io::atomic_writer w;  // table and per-function figures, committed together
+  // The table and the per-function figures, held in memory and committed together at the end
+  // (the folders made then): a failed or killed grid leaves no file and no folder.
+  io::atomic_writer w{io::staging{.in_memory = true, .make_folders = true}};
   progress_bar bar{"experiment"};
   int done = 0, total = 0;
 };
@@ -143,7 +137,6 @@ void run_function(const experiment_options& o, const grid& g, model::periodic_fu
       const auto tr = model::train_regressor(m, data.train_x, data.train_y, t);
       const auto fc = model::periodic_forecast_model(data, m);
       if (!o.out.empty() && &k == &g.kerns.front() && seed == g.seeds.front()) {
-        create_out_dir(o.out + "/" + fname);
         stage_periodic_outputs(out.w, o.out + "/" + fname, {fname, o.config, cfg, data, fc, tr}, m);
       }
       c.rollout.push_back(fc.mse_rollout);
@@ -167,7 +160,7 @@ void run_function(const experiment_options& o, const grid& g, model::periodic_fu
 
 void run(const experiment_options& o) {
   grid g = parse_grid(o);
-  if (!o.out.empty()) create_out_dir(o.out);
+  if (!o.out.empty()) check_output_dir(o.out, "--out");
   set_training(g, o);
   grid_outputs out;
   out.total = int(g.fns.size() * g.kerns.size() * g.seeds.size());

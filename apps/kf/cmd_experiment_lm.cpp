@@ -42,12 +42,7 @@ void run_lm(const lm_experiment_options& o) {
     p.warmup = std::min(p.warmup, std::max<index>(1, o.iters / 10));
   }
   p.eval_every = p.iters;  // one evaluation, at the end: the table compares final losses
-  if (!o.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out, ec);
-    if (ec)
-      throw user_error(fmt::format("--out {}: cannot create directory ({})", o.out, ec.message()));
-  }
+  if (!o.out.empty()) check_output_dir(o.out, "--out");  // made when the table is written
   std::string text;
   try {
     text = o.corpus.empty() ? model::lm_default_corpus() : io::read_file(o.corpus);
@@ -85,7 +80,7 @@ void run_lm(const lm_experiment_options& o) {
                        ev.train_loss, r.tokens_per_second, r.seconds);
   }
   if (!o.out.empty()) {
-    io::atomic_writer w;
+    io::atomic_writer w{io::staging{.make_folders = true}};
     w.stage(o.out + "/table.md", md);
     w.stage(o.out + "/table.csv", csv);
     w.commit();

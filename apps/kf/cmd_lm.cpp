@@ -174,6 +174,11 @@ void run_train(const lm_options& o) {
   if (!o.resume.empty()) {
     resumed = load_resume(o.resume, m.params(), m.config().describe(), run_opts);
     cp.resume = &resumed;
+    if (resumed.done >= p.iters && !o.quiet && dist::is_root())
+      fmt::print(
+          "kf train lm: --resume {}: that run already finished its {} iterations; "
+          "nothing to train, its outputs are written again\n",
+          o.resume, p.iters);
   }
   model::lm_train_result tr;  // filled by the training below; r refers to it
   const lm_run r{corpus_name, c.text.size(),  o.tokenizer,        o.config,

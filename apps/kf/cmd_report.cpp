@@ -95,14 +95,13 @@ void run(const report_options& o) {
   };
   // The checkpoints are found before anything is written, so a missing folder fails at once.
   if ((wanted("periodic") || wanted("lm")) && !o.full) ctx.models = report_models_dir(o.models);
-  std::error_code ec;
-  fs::create_directories(fs::path(o.out) / "figures", ec);
-  if (!ec && o.full && wanted("periodic")) {
+  // The folder is checked now and made at the end, when the page is written: a failed or killed
+  // report leaves none. Only --full keeps OUT/trained/ from the start (its runs, for a resume).
+  check_output_dir(o.out, "--out");
+  if (o.full && wanted("periodic")) {
     ctx.trained = (fs::path(o.out) / "trained").string();
-    fs::create_directories(ctx.trained, ec);
+    make_output_dir(ctx.trained, "--out");
   }
-  if (ec)
-    throw user_error(fmt::format("--out {}: cannot create directory ({})", o.out, ec.message()));
   const auto t0 = std::chrono::steady_clock::now();
   viz::report rep(o.out, page_head());
   for (const auto& s : kSteps) {

@@ -193,8 +193,7 @@ model::train_result train_series(const model::series_data& d, model::sequence_re
 void write_outputs(const series_options& o, const series_run& sr,
                    model::sequence_regressor<float>& m, const std::string& summary) {
   const regressor_flags& f = o.train;
-  io::atomic_writer w;
-  make_train_dirs({f.save, f.summary, f.out});
+  io::atomic_writer w{io::staging{.make_folders = true}};  // folders made, or removed on a failure
   if (!f.save.empty()) {
     auto md = m.config().to_metadata();
     auto run_opts = regressor_flags_run(f, m.config(), sr.to);

@@ -127,8 +127,7 @@ void finish(const periodic_options& p, const model::regressor_config& cfg,
   const double median = secs[secs.size() / 2];
   const nlohmann::json js = periodic_summary(p, cfg, to, m.params().count(), tr, fc, median);
 
-  io::atomic_writer w;
-  make_train_dirs({o.save, o.summary, o.out});
+  io::atomic_writer w{io::staging{.make_folders = true}};  // folders made, or removed on a failure
   if (!o.save.empty()) {
     // How the weights were made, for whoever evaluates them later (kf report states it).
     auto md = cfg.to_metadata();
@@ -169,6 +168,11 @@ void run(const periodic_options& p) {
   if (!p.resume.empty()) {
     resumed = load_resume(p.resume, m.params(), m.config().describe(), run_opts);
     to.resume = &resumed;
+    if (resumed.done >= to.epochs && !o.quiet && dist::is_root())
+      fmt::print(
+          "kf train periodic: --resume {}: that run already finished its {} epochs; "
+          "nothing to train, its outputs are written again\n",
+          p.resume, to.epochs);
   }
   std::string final_checkpoint;
   set_checkpointing(to, p, cfg, m, run_opts, final_checkpoint);

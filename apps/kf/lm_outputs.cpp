@@ -87,8 +87,7 @@ std::string write_lm_outputs(const lm_run& r, model::token_model<float>& m, cons
   md["trained_by"] = run_command("kf train lm", run);
   md["train_seconds"] = fmt::format("{:.1f}", r.tr.seconds);
 
-  io::atomic_writer w;
-  make_train_dirs(f);
+  io::atomic_writer w{io::staging{.make_folders = true}};  // folders made, or removed on a failure
   md.insert(last.metadata.begin(), last.metadata.end());
   if (!f.save.empty()) w.stage(f.save, model::checkpoint_encode(m.params(), md, last.tensors));
   if (!f.summary.empty()) w.stage(f.summary, js.dump(2) + "\n");

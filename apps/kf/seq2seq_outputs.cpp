@@ -164,8 +164,7 @@ void stage_seq2seq_outputs(io::atomic_writer& w, const std::string& dir, const s
 void write_seq2seq_outputs(const seq2seq_run& r, model::token_model<float>& m,
                            const model::seq2seq_vocab& v, const train_files& f,
                            const std::map<std::string, std::string>& md, const nlohmann::json& js) {
-  io::atomic_writer w;
-  make_train_dirs(f);
+  io::atomic_writer w{io::staging{.make_folders = true}};  // folders made, or removed on a failure
   if (!f.save.empty()) w.stage(f.save, model::checkpoint_encode(m.params(), md));
   if (!f.summary.empty()) w.stage(f.summary, js.dump(2) + "\n");
   if (!f.out.empty()) {

@@ -89,12 +89,6 @@ void check_train_files(const train_files& f) {
   if (!f.out.empty()) check_output_dir(f.out, "--out");
 }
 
-void make_train_dirs(const train_files& f) {
-  if (!f.out.empty()) make_output_dir(f.out, "--out");
-  if (!f.save.empty()) make_output_parent(f.save, "--save");
-  if (!f.summary.empty()) make_output_parent(f.summary, "--summary");
-}
-
 void regressor_flags_check_outputs(const regressor_flags& f) {
   check_train_files({f.save, f.summary, f.out});
 }

@@ -56,8 +56,6 @@ struct train_files {
 // Checks them before any work; nothing is created yet, so a failed or interrupted run leaves no
 // empty folder behind.
 void check_train_files(const train_files& f);
-// Creates the --out folder and the folders of --save and --summary: when the outputs are staged.
-void make_train_dirs(const train_files& f);
 
 // Checks --save, --summary and --out before any work (check_train_files).
 void regressor_flags_check_outputs(const regressor_flags& f);

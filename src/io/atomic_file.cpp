@@ -3,23 +3,29 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
 namespace kf::io {
 
 // Removes whatever is still staged: after commit() nothing is (staged_ was cleared), and an
-// entry already renamed by a commit() that threw later is simply not found. Never throws.
+// entry already renamed by a commit() that threw later is simply not found. Then the folders this
+// writer made, deepest first; rmdir(2) removes only an empty one, so a folder that received a
+// committed file (or anyone else's) stays. Never throws.
 atomic_writer::~atomic_writer() {
   for (const auto& [tmp, dest] : staged_) std::remove(tmp.c_str());
+  for (auto it = made_folders_.rbegin(); it != made_folders_.rend(); ++it) ::rmdir(it->c_str());
 }
 
 void atomic_writer::stage(const std::string& path, std::string_view bytes) {
@@ -112,9 +118,61 @@ std::atomic<output_guard> the_output_guard{nullptr};
 
 void set_output_guard(output_guard guard) { the_output_guard = guard; }
 
+namespace {
+
+// PATH's missing parent folders, made outermost first and appended to MADE; one that appears
+// meanwhile (another process) is not ours and is not recorded.
+void make_parent_folders(const std::string& path, std::vector<std::string>& made) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path at = fs::path(path).parent_path(); !at.empty() && !fs::exists(at, ec);
+       at = at.parent_path())
+    missing.push_back(at);
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0777) == 0) {
+      made.push_back(it->string());
+    } else if (errno != EEXIST) {
+      throw std::runtime_error(fmt::format("{}: cannot create the folder {} ({})", path,
+                                           it->string(), std::strerror(errno)));
+    }
+  }
+}
+
+}  // namespace
+
+// In memory, the bytes wait for commit(); the guard runs now either way, so a refused path fails
+// before the work that follows.
 void atomic_writer::stage_stream(const std::string& path,
                                  const std::function<bool(std::FILE*)>& write) {
   if (const output_guard guard = the_output_guard.load()) guard(path);
+  if (!how_.in_memory) {
+    make_temporary(path, write);
+    return;
+  }
+  char* buf = nullptr;
+  std::size_t len = 0;
+  std::FILE* f = ::open_memstream(&buf, &len);
+  if (!f) throw std::bad_alloc();
+  bool ok = false;
+  try {
+    ok = write(f);
+  } catch (...) {
+    std::fclose(f);
+    std::free(buf);
+    throw;
+  }
+  ok = ok && std::ferror(f) == 0;
+  ok = std::fclose(f) == 0 && ok;  // fclose sets buf and len
+  std::string bytes = ok ? std::string(buf, len) : std::string();
+  std::free(buf);
+  if (!ok) throw std::runtime_error(fmt::format("{}: write failed (out of memory)", path));
+  pending_.emplace_back(path, std::move(bytes));
+}
+
+void atomic_writer::make_temporary(const std::string& path,
+                                   const std::function<bool(std::FILE*)>& write) {
+  if (how_.make_folders) make_parent_folders(path, made_folders_);
   remove_stale_temporaries(path);
   std::string tmp;
   std::FILE* f = create_temporary(path, tmp);
@@ -136,6 +194,11 @@ void atomic_writer::stage_stream(const std::string& path,
 // destination that could not be replaced; the files renamed before it stay in place, the rest
 // are removed by the destructor.
 void atomic_writer::commit() {
+  for (const auto& [path, bytes] : pending_)
+    make_temporary(path, [&bytes](std::FILE* f) {
+      return std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    });
+  pending_.clear();
   for (const auto& [tmp, dest] : staged_) {
     std::error_code ec;
     std::filesystem::rename(tmp, dest, ec);
@@ -143,6 +206,7 @@ void atomic_writer::commit() {
       throw std::runtime_error(fmt::format("{}: cannot move into place ({})", dest, ec.message()));
   }
   staged_.clear();
+  made_folders_.clear();  // they hold committed files now: kept
 }
 
 void write_file_atomic(const std::string& path, std::string_view bytes) {

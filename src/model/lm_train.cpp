@@ -206,6 +206,9 @@ lm_train_result lm_train(token_model<float>& m, std::span<const index> train,
              0,
              {}};
   if (checkpointing.resume) resume_lm(run, *checkpointing.resume, p);
+  // A finished run resumed: nothing to train, and its state still reaches the final checkpoint.
+  if (checkpointing.resume && run.it >= p.iters && checkpointing.on_checkpoint)
+    checkpointing.on_checkpoint(save_lm(run));
   std::vector<index> x(static_cast<std::size_t>(B * T)), y(x.size());  // (B·T), reused per step
   const double t0 = now_seconds();
   double train_seconds = 0;  // steps only, not evaluations: the tokens-per-second figure

@@ -182,6 +182,9 @@ train_result train_regressor(sequence_regressor<float>& m, const matrix<float>& 
   std::iota(run.order.begin(), run.order.end(), 0);
   const index steps_per_epoch = (n + o.batch - 1) / o.batch, total = o.epochs * steps_per_epoch;
   if (o.resume) resume_run(run, *o.resume, n, steps_per_epoch, o.epochs);
+  // A resumed run that had already finished trains nothing; its state still reaches the final
+  // checkpoint, so the --save written after it can be resumed again, like the first one.
+  if (o.resume && run.epoch >= o.epochs && o.on_checkpoint) o.on_checkpoint(save_run(run));
   // cosine_lr: 5% warmup, cosine to 0 over all steps; otherwise the constant o.lr.
   const optim::lr_schedule sched{o.lr, 0.0, o.cosine_lr ? std::max<index>(1, total / 20) : 0,
                                  o.cosine_lr ? total : 0};

@@ -91,8 +91,11 @@ series point_series(std::vector<double> x, std::vector<double> y, std::string la
 }
 
 // The page is assembled as two strings (the contents list and the body) and written at
-// commit(); figures and tables stage their files on the writer as they are added.
-report::report(std::string dir, report_head head) : dir_(std::move(dir)), head_(std::move(head)) {}
+// commit(); figures and tables stage their files on the writer (in memory) as they are added.
+report::report(std::string dir, report_head head)
+    : dir_(std::move(dir)),
+      head_(std::move(head)),
+      writer_(io::staging{.in_memory = true, .make_folders = true}) {}
 
 // `id` goes unescaped into an attribute and a link: a plain identifier is expected.
 void report::section(const std::string& id, const std::string& title,

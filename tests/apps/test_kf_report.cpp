@@ -161,7 +161,7 @@ TEST(KfReport, ErrorsNameTheProblem) {
   io::write_file_atomic(d + "-file", "x");
   auto r = run_kf("report --out " + d + "-file/sub");
   EXPECT_EQ(r.code, test::error_exit(r.output));
-  EXPECT_NE(r.output.find("cannot create directory"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("is not a folder"), std::string::npos) << r.output;
   fs::remove(d + "-file");
   r = run_kf("report --sections seed009 --out " + d);
   EXPECT_EQ(r.code, test::error_exit(r.output));

@@ -164,5 +164,35 @@ TEST(KfResume, OtherOptionsAndFinalModelsAreRefused) {
   EXPECT_NE(r.output.find("--save-every needs --save"), std::string::npos) << r.output;
 }
 
+// A finished run resumed trains nothing, says so, and writes its --save again with the training
+// state still in it (the same weights and optimizer state): it can be resumed a second time, and
+// a run extended from it continues. Periodic (epochs) and the language model (iterations).
+void expect_finished_run_resumes(const std::string& common, const std::string& unit) {
+  const dirs d("finished" + unit);
+  const std::string ck = d / "f.safetensors", first = d / "first.safetensors";
+  auto r = run_kf(common + "--save " + ck + " --save-every 1 --quiet");
+  ASSERT_EQ(r.code, 0) << r.output;
+  fs::copy_file(ck, first);
+  for (int again = 0; again < 2; ++again) {
+    r = run_kf(common + "--save " + ck + " --resume " + ck);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("already finished its 2 " + unit), std::string::npos) << r.output;
+    expect_same_run(first, ck);
+  }
+}
+
+TEST(KfResume, AFinishedPeriodicRunResumedKeepsItsTrainingState) {
+  expect_finished_run_resumes("train periodic --config quick --epochs 2 --seed 1 ", "epochs");
+}
+
+TEST(KfResume, AFinishedLanguageModelRunResumedKeepsItsTrainingState) {
+  const dirs d("finished_corpus");
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "the cat sat on the mat and the dog ran. ";
+  io::write_file_atomic(d / "c.txt", text);
+  expect_finished_run_resumes("train lm --corpus " + (d / "c.txt") + " --iters 2 --seed 2 ",
+                              "iterations");
+}
+
 }  // namespace
 }  // namespace kf

@@ -1,8 +1,10 @@
 // kernelformer/io/atomic_file.hpp — outputs appear whole or not at all.
 //
 // atomic_writer stages each file as a temporary beside its destination; commit() renames them
-// all into place. If anything fails before commit(), the destructor removes the temporaries, so
-// a failed command never leaves a partial or corrupted output behind.
+// all into place. If anything fails before commit(), the destructor removes the temporaries (and
+// the folders it made), so a failed command never leaves a partial or corrupted output behind.
+// With staging{.in_memory = true} nothing touches the disk before commit(): a process killed
+// while it computes (kill -9, a power cut) leaves neither a temporary nor a folder.
 #pragma once
 
 #include <cstdio>
@@ -14,9 +16,20 @@
 
 namespace kf::io {
 
+// How an atomic_writer stages its files.
+struct staging {
+  // Keep every staged file's bytes in memory until commit() writes and renames them: for outputs
+  // made over a long computation (a report, an experiment's figures), small enough to hold.
+  bool in_memory = false;
+  // Create a destination's missing parent folders (when the temporary is made); they are removed
+  // again if the writer is destroyed without a commit() (and they are still empty).
+  bool make_folders = false;
+};
+
 class atomic_writer {
  public:
   atomic_writer() = default;
+  explicit atomic_writer(staging how) : how_(how) {}
   atomic_writer(const atomic_writer&) = delete;
   atomic_writer& operator=(const atomic_writer&) = delete;
   ~atomic_writer();
@@ -26,11 +39,16 @@ class atomic_writer {
   // The same, with the bytes written by WRITE straight into the temporary (no copy of a large
   // output in memory); WRITE returns false when a write failed.
   void stage_stream(const std::string& path, const std::function<bool(std::FILE*)>& write);
-  // Renames every staged temporary onto its destination.
+  // Renames every staged temporary onto its destination (in memory: writes them first).
   void commit();
 
  private:
-  std::vector<std::pair<std::string, std::string>> staged_;  // (temporary, destination)
+  void make_temporary(const std::string& path, const std::function<bool(std::FILE*)>& write);
+
+  staging how_;
+  std::vector<std::pair<std::string, std::string>> staged_;   // (temporary, destination)
+  std::vector<std::pair<std::string, std::string>> pending_;  // in memory: (destination, bytes)
+  std::vector<std::string> made_folders_;                     // in the order they were made
 };
 
 // A check run on every destination before its temporary is made (stage, stage_stream): it

@@ -5,9 +5,9 @@
 // Contract: titles, table cells and <pre> text are plain text (escaped here); intros, paragraphs
 // and captions are HTML fragments written as given (they carry <sub>, <code>, <b>). Figures are
 // numbered 1..N in the order they are added. Nothing touches the disk before commit(): every file
-// is staged as a temporary beside its destination (io::atomic_writer) and commit() renames them
-// all into place, so a report that fails half-way (or is destroyed without commit) leaves no
-// file behind. The folders DIR and DIR/figures must exist when a file is staged.
+// is held in memory (io::atomic_writer, in_memory) and commit() creates DIR and DIR/figures when
+// missing, writes each file as a temporary beside its destination and renames them all into
+// place. A report that fails half-way (or whose process is killed) leaves no file and no folder.
 #pragma once
 
 #include <string>
