@@ -7,13 +7,15 @@
 CMake configures this repository in build/python (Release, -DKF_BUILD_PYTHON=ON) and builds only
 the target _kernelformer, so a second install recompiles only what changed. Environment:
 KF_PYTHON_BUILD_DIR (another build folder), KF_BUILD_JOBS (parallel compile jobs; default: the
-core count), KF_PYTHON_BUILD_TYPE (default Release).
+core count), KF_PYTHON_BUILD_TYPE (default Release), KF_BUILD_PROGRESS=0 (no progress line on the
+terminal). ccache, when installed, serves every compile it has seen before (ccache_settings).
 """
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -25,6 +27,56 @@ ROOT = Path(__file__).resolve().parent
 def project_version():
     text = (ROOT / "CMakeLists.txt").read_text()
     return re.search(r"project\(kernelformer VERSION ([0-9.]+)", text).group(1)
+
+
+def ccache_settings():
+    """What scripts/ccache_env.sh sets: ccache (in front of the compiler when installed,
+    cmake/kf_ccache.cmake) hashes paths relative to the repository and not the build folder, so a
+    second install, another clone's or CI's, compiles nothing it has compiled before."""
+    return {
+        "CCACHE_BASEDIR": os.environ.get("CCACHE_BASEDIR", str(ROOT)),
+        "CCACHE_NOHASHDIR": "true",
+        "CCACHE_SLOPPINESS": os.environ.get(
+            "CCACHE_SLOPPINESS", "pch_defines,time_macros,include_file_mtime,include_file_ctime"),
+    }
+
+
+def progress_sink():
+    """pip shows a build's output only with -v; the progress line goes to the terminal itself
+    when there is one (KF_BUILD_PROGRESS=0 turns it off)."""
+    if os.environ.get("KF_BUILD_PROGRESS", "1") == "0":
+        return None
+    try:
+        return open("/dev/tty", "w")
+    except OSError:
+        return None
+
+
+def build_with_progress(command, env):
+    """Runs the CMake build; its '[ NN%]' lines become one line on the terminal with the elapsed
+    time and an estimate of the rest, and every line still reaches pip's log (pip -v)."""
+    tty = progress_sink()
+    start = time.monotonic()
+    tail = []
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, bufsize=1) as proc:
+        for line in proc.stdout:
+            sys.stderr.write(line)
+            tail = (tail + [line])[-40:]
+            m = re.match(r"\[\s*(\d+)%\]", line)
+            if tty and m:
+                pct = int(m.group(1))
+                spent = time.monotonic() - start
+                eta = f", about {spent * (100 - pct) / pct:.0f} s left" if 5 <= pct < 100 else ""
+                tty.write(f"\rkernelformer: compiling the extension {pct:3d}% ({spent:.0f} s{eta})  ")
+                tty.flush()
+    if tty:
+        tty.write(f"\rkernelformer: compiled the extension in {time.monotonic() - start:.0f} s"
+                  + " " * 30 + "\n")
+        tty.close()
+    if proc.returncode != 0:
+        sys.stderr.write("".join(tail))
+        raise RuntimeError(f"the CMake build failed (exit {proc.returncode}); its last lines are above")
 
 
 class CMakeExtension(Extension):
@@ -48,9 +100,10 @@ class cmake_build_ext(build_ext):
             "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
             f"-DPYTHON_EXECUTABLE={sys.executable}",
         ]
-        subprocess.run(configure, check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([cmake, "--build", str(build_dir), "--target", "_kernelformer",
-                        "-j", jobs], check=True)
+        env = dict(os.environ, **ccache_settings())
+        subprocess.run(configure, check=True, stdout=subprocess.DEVNULL, env=env)
+        build_with_progress([cmake, "--build", str(build_dir), "--target", "_kernelformer",
+                             "-j", jobs], env)
         built = sorted((build_dir / "python").glob("_kernelformer*.so"),
                        key=lambda p: p.stat().st_mtime)
         if not built:

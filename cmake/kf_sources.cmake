@@ -53,7 +53,9 @@ set(KF_CORE_SOURCES
 )
 set(KF_REGRESSION_SOURCES
   src/regression/bandwidth.cpp
+  src/regression/route.cpp
   src/regression/smoother.cpp
+  src/regression/nw_binned.cpp
   src/regression/kde.cpp
   src/regression/binned.cpp
   src/regression/kde_binned.cpp

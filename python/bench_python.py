@@ -15,13 +15,21 @@ prints a Markdown table.
   knn        KNNRegressor(n_neighbors=10) vs scikit-learn KNeighborsRegressor(n_neighbors=10),
              fit + predict at 10^5 training and 10^5 query points, d = 1 and 3: target at least
              as fast (KNNRegressor's fit also computes the n leave-one-out residuals)
+  predict    NadarayaWatsonRegressor(bandwidth=0.1).predict at 100 points after a fit at 5,000
+             and 10^5 points (the binned route): the fit's kept grid vs evaluating afresh (what
+             every predict did before, _kernelformer.regression_predict), and the exact route at
+             4,999 points beside them: target the kept grid within 2x of the exact route's call
+  kde        KernelDensity(bandwidth='silverman') fit + score_samples at 512 points, 10^4 points
+             in 1-D, vs statsmodels KDEUnivariate.fit(fft=True) + evaluate at the same points:
+             target faster
   torch      kernelformer.torch.smooth forward + backward, B=1, H=8, T=1024, D=64, float32, vs
              the same softmax attention written in PyTorch (softmax(q k^T / 8) v), both on 2
              threads, alternated over rounds: target >= 2x
 
 Usage (from the repository root, with the package installed in .venv, docs/python.md):
     .venv/bin/python python/bench_python.py [--bench build/release/bench/bench_regression]
-        [--rounds 5] [--only overhead,seed001,nw-cv,knn,torch] [--quick] [--json OUT.json]
+        [--rounds 5] [--only overhead,seed001,nw-cv,knn,predict,kde,torch] [--quick]
+        [--json OUT.json]
 Build the C++ benchmark first: cmake --preset release && cmake --build --preset release
 --target bench_regression. --quick shrinks the sizes (a smoke run, not the targets).
 """
@@ -249,12 +257,60 @@ def bench_torch(rows, rounds, quick):
                  "yes" if r >= 2 else "NO"])
 
 
+def bench_predict(rows, quick):
+    calls = 20 if quick else 100
+    rng = np.random.default_rng(5)
+    xq = rng.uniform(0, 10, (100, 1))
+    for n in (5_000, 100_000):
+        x = rng.uniform(0, 10, (n, 1))
+        y = np.sin(x[:, 0]) + 0.3 * rng.standard_normal(n)
+        m = kf.NadarayaWatsonRegressor(bandwidth=0.1).fit(x, y)
+        spec, s2 = m._spec_fitted(), m.sigma_ ** 2
+        kept = per_call(lambda: m.predict(xq), calls)
+        fresh = per_call(lambda: kf._kernelformer.regression_predict(spec, x, y, xq, s2), calls)
+        rows.append([f"NW predict, 100 points after a fit at {n:,} ({m.route_.split(' ')[0]})",
+                     "the kept grid", f"kept grid {kept * 1e3:.2f} ms",
+                     f"binned afresh {fresh * 1e3:.2f} ms", f"{fresh / kept:.0f}x",
+                     "yes" if kept < fresh else "NO"])
+    x, y = x[:4_999], y[:4_999]
+    e = kf.NadarayaWatsonRegressor(bandwidth=0.1).fit(x, y)
+    exact = per_call(lambda: e.predict(xq), calls)
+    rows.append(["NW predict, 100 points: the kept grid (n = 5,000) vs the exact route (4,999)",
+                 "within 2x", f"kept grid {kept * 1e3:.2f} ms", f"exact {exact * 1e3:.2f} ms",
+                 f"{exact / kept:.2f}x", "yes" if kept <= 2 * exact else "NO"])
+
+
+def bench_kde(rows, quick):
+    from statsmodels.nonparametric.kde import KDEUnivariate
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(10_000)
+    at = np.linspace(-4, 4, 512)
+
+    def ours():
+        return np.exp(kf.KernelDensity(bandwidth="silverman").fit(x[:, None])
+                      .score_samples(at[:, None]))
+
+    def theirs():
+        k = KDEUnivariate(x)
+        k.fit(kernel="gau", bw="silverman", fft=True)
+        return k.evaluate(at)
+
+    t_kf, t_sm = [], []
+    for _ in range(3 if quick else 7):
+        t_kf.append(median_time(ours, 5, 1))
+        t_sm.append(median_time(theirs, 5, 1))
+    a, b = statistics.median(t_kf), statistics.median(t_sm)
+    rows.append(["KDE 1-D, 10^4 points: fit + density at 512 points", "faster than statsmodels",
+                 f"KernelDensity {a * 1e3:.2f} ms", f"KDEUnivariate (FFT) {b * 1e3:.2f} ms",
+                 f"{b / a:.2f}x", "yes" if a < b else "NO"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(_here, "..", "build", "release", "bench",
                                                     "bench_regression"))
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--only", default="overhead,seed001,nw-cv,knn,torch")
+    ap.add_argument("--only", default="overhead,seed001,nw-cv,knn,predict,kde,torch")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -269,6 +325,10 @@ def main():
         bench_nw_cv(rows, a.quick)
     if "knn" in only:
         bench_knn(rows, a.quick)
+    if "predict" in only:
+        bench_predict(rows, a.quick)
+    if "kde" in only:
+        bench_kde(rows, a.quick)
     if "torch" in only:
         bench_torch(rows, a.rounds, a.quick)
     cpu = ""

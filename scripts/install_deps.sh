@@ -10,7 +10,9 @@
 #           `npm ci`, no browser download) for the explorer's headless-browser test
 #   r       R (Debian's r-base-core: its datasets package holds the classic series of
 #           python/bench_series_vs_holt_winters.py)
-#   python  the Python package (python/, scripts/test_python.sh): pybind11, the headers, venv, pip,
+#   python  the Python package (python/, scripts/test_python.sh) on its own: what its build needs
+#           (compiler, CMake, pkg-config, Eigen, OpenBLAS, fmt, FFTW, cairo, cpp-httplib,
+#           nlohmann-json, OpenMPI's headers, ccache), pybind11, the headers, venv, pip,
 #           setuptools, wheel, pytest, and Debian's numpy, PyTorch, statsmodels, scikit-learn
 #           under /usr/bin/python3 (also the fixture generators and side-by-side benchmarks)
 # Usage: scripts/install_deps.sh [build] [web] [python] [r]
@@ -24,7 +26,10 @@ web_pkgs=(chromium)
 command -v node >/dev/null || web_pkgs+=(nodejs)
 command -v npm >/dev/null || web_pkgs+=(npm)
 r_pkgs=(r-base-core)
-python_pkgs=(python3 python3-numpy python3-torch python3-statsmodels python3-sklearn python3-dev
+# What `pip install .` compiles with (CMakeLists.txt's find_package calls), a subset of build.
+python_build_pkgs=(build-essential cmake pkg-config libeigen3-dev libopenblas-openmp-dev libfmt-dev
+  nlohmann-json3-dev libcairo2-dev libfftw3-dev libcpp-httplib-dev libopenmpi-dev ccache)
+python_pkgs=("${python_build_pkgs[@]}" python3 python3-numpy python3-torch python3-statsmodels python3-sklearn python3-dev
   pybind11-dev python3-pybind11 python3-venv python3-pip python3-setuptools python3-wheel
   python3-pytest)
 

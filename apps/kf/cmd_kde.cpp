@@ -126,11 +126,12 @@ void run(const kde_options& o) {
   writer.commit();
   if (o.quiet) return;
   fmt::print(
-      "kf kde: {} points from {}, kernel {}, bandwidth = {:.6g} ({}), {} = {:.6g}, route {}\n",
+      "kf kde: {} points from {}, kernel {}, bandwidth = {:.6g} ({}), {} = {:.6g}, route {} "
+      "({})\n",
       x.rows(), table.source, kernel_name(kernel), fmt::join(fit.bandwidth, ", "),
       bandwidth_criterion_name(fit.criterion),
       fit.criterion == bandwidth_criterion::cv_ls ? "cv_ls" : "cv_ml (−mean LOO log density)",
-      fit.criterion_value, kde_route_name(fit));
+      fit.criterion_value, kde_route_name(fit), fit.route.why);
   if (fit.at_search_boundary)
     fmt::print(stderr,
                "kf kde: warning: the best bandwidth is at the edge of the searched range\n");

@@ -66,6 +66,7 @@ nlohmann::json kde_summary(const kde_run& r, const nlohmann::json& seconds) {
   js["df"] = nullptr;  // not defined for a density estimate
   js["at_search_boundary"] = fit.at_search_boundary;
   js["route"] = kde_route_name(fit);
+  js["route_why"] = fit.route.why;
   js["seconds"] = seconds;
   js["peak_rss_mib"] = peak_rss_mib();  // read (the data), fit (bandwidth and criterion), evaluate
   // What rank 0 handed to MPI (grids, criterion sums, partial states) and its time inside MPI.

@@ -108,7 +108,8 @@ nlohmann::json smooth_summary(const smooth_run& r, const nlohmann::json& seconds
   js["undefined_points"] = r.pred.undefined;
   js["seconds"] = seconds;
   js["peak_rss_mib"] = peak_rss_mib();  // read (the data), fit (parameter, criteria), predict
-  js["route"] = regression_route(fit.spec, fit.x.rows(), fit.x.cols());
+  js["route"] = fit.route.name();
+  js["route_why"] = fit.route.why;
   // What rank 0 handed to MPI (grids, criterion sums, partial states) and its time inside MPI.
   add_mpi_summary(js);
   return js;
@@ -155,9 +156,9 @@ std::string smooth_plot(const smooth_run& r, const std::string& path) {
 void smooth_print(const smooth_run& r, const std::string& out) {
   const regression_fit& fit = r.fit;
   const bool knn = r.spec.method == regression_method::knn;
-  fmt::print("kf smooth: {} points from {}, method {}, kernel {}, route {}\n", fit.x.rows(),
+  fmt::print("kf smooth: {} points from {}, method {}, kernel {}, route {} ({})\n", fit.x.rows(),
              r.source, smooth_method_name(r.spec.method), smooth_kernel_name(r.spec),
-             regression_route(fit.spec, fit.x.rows(), fit.x.cols()));
+             fit.route.name(), fit.route.why);
   if (knn)
     fmt::print("k = {}{}", fit.spec.k, r.spec.k == 0 ? " (leave-one-out CV)" : "");
   else

@@ -46,7 +46,10 @@ class KernelDensity(BaseEstimator):
         The searched grid ('scale', 'bandwidth', 'value'); empty for rules and fixed values.
     at_search_boundary_ : bool
     route_ : str
-        "binned (linear binning + FFT)" or "exact (all pairs)".
+        The route the fit ran on (and evaluations take): "binned (linear binning + FFT)",
+        "binned 2-D (...)", "exact (k-d tree over each support)" or "exact (all pairs)".
+    route_why_ : str
+        Why that route.
     n_features_in_ : int
 
     Shapes: X (n_samples, n_features); score_samples(X) -> (n_queries,) log-densities.
@@ -72,13 +75,14 @@ class KernelDensity(BaseEstimator):
             raise TypeError(f"exact must be True or False, not {self.exact!r}")
         res = _kf.kde_fit_data(kern, X, criterion, fixed, bool(self.exact))
         self._fit_X = X
-        self._binned = bool(res["binned"])
+        self._fit_obj = res["fit"]  # the C++ fit (its 1-D grid reused by every evaluation)
         self.bandwidth_ = np.asarray(res["bandwidth"], dtype=float)
         self.criterion_ = float(res["criterion_value"])
         self.criterion_name_ = criterion_name(res["criterion"])
         self.criterion_curve_ = curve_dict(res["curve"], "bandwidth")
         self.at_search_boundary_ = bool(res["at_search_boundary"])
         self.route_ = res["route"]
+        self.route_why_ = res["route_why"]
         if self.at_search_boundary_:
             warn_boundary("KernelDensity: the best bandwidth is at the edge of the searched range "
                           "(0.01-10 x Silverman); the criterion may keep falling beyond it")
@@ -87,8 +91,21 @@ class KernelDensity(BaseEstimator):
     def _density(self, X, log=False):
         check_is_fitted(self, "bandwidth_")
         X = validate(self, X, reset=False, dtype=np.float64, order="C")
-        return _kf.kde_evaluate(self._kernel(), self.bandwidth_.tolist(), self._binned,
-                                bool(self.exact), self._fit_X, X, log=log)
+        return _kf.kde_evaluate_fit(self._fitted_obj(), X, log=log)
+
+    def __getstate__(self):
+        # The C++ fit is not pickled: it is rebuilt from the data at the fitted bandwidth.
+        state = super().__getstate__()
+        state.pop("_fit_obj", None)
+        return state
+
+    def _fitted_obj(self):
+        obj = getattr(self, "_fit_obj", None)
+        if obj is None:
+            obj = _kf.kde_fit_data(self._kernel(), self._fit_X, _kf.BandwidthCriterion.fixed,
+                                   self.bandwidth_.tolist(), bool(self.exact))["fit"]
+            self._fit_obj = obj
+        return obj
 
     def score_samples(self, X):
         """Log-density at each row of X (n_queries, n_features) -> (n_queries,). Computed in log

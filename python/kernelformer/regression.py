@@ -45,6 +45,10 @@ _FITTED_DOC = """
         Fitted values, leave-one-out residuals (y_i - y_hat_{{-i}}(x_i), closed form) and the
         smoother matrix's diagonal L_ii.
     route_ : str
+        The route the fit ran on (and predictions take): "binned (linear binning + FFT)",
+        "exact (sorted windows, ...)", "neighbors (...)", "exact (all pairs)", ...
+    route_why_ : str
+        Why that route ("1 column, 20000 >= 5000 points, gaussian").
         How the library computed it (binned, sorted windows, k-d tree, all pairs).
     n_features_in_ : int
     feature_names_in_ : ndarray of str, when X had column names
@@ -93,8 +97,26 @@ class _Smoother(RegressorMixin, BaseEstimator):
         self.loo_residuals_ = res["loo_residuals"]
         self.hat_diag_ = res["hat_diag"]
         self.route_ = res["route"]
+        self.route_why_ = res["route_why"]
+        self._fit_obj = res["fit"]  # the C++ fit: its neighbor search and binned grid, reused
         self._set_fitted(res, X.shape[1])
         return self
+
+    def __getstate__(self):
+        # The C++ fit is not pickled: predict rebuilds it from the data and the fitted parameters.
+        state = super().__getstate__()
+        state.pop("_fit_obj", None)
+        return state
+
+    def _fitted_obj(self):
+        obj = getattr(self, "_fit_obj", None)
+        if obj is None:  # unpickled: the same smoother, rebuilt at the fitted bandwidth (or k)
+            spec = self._spec_fitted()
+            spec.per_point = False
+            obj = _kf.regression_fit_data(spec, self._fit_X, self._fit_y,
+                                          _kf.BandwidthCriterion.fixed)["fit"]
+            self._fit_obj = obj
+        return obj
 
     def predict(self, X, return_std=False):
         """Predict at X (n_queries, n_features) -> y_hat (n_queries,).
@@ -106,8 +128,8 @@ class _Smoother(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "df_")
         X = validate(self, X, reset=False, dtype=np.float64, order="C")
-        fit, se, defined, undefined = _kf.regression_predict(
-            self._spec_fitted(), self._fit_X, self._fit_y, X, self.sigma_ ** 2)
+        fit, se, defined, undefined = _kf.regression_predict_fit(self._fitted_obj(), X,
+                                                                 self.sigma_ ** 2)
         if undefined:
             warnings.warn(f"{undefined} of {X.shape[0]} points have no training data within the "
                           "kernel's reach; their prediction is NaN", RuntimeWarning,

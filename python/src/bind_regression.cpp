@@ -63,6 +63,8 @@ void put_search(py::dict& d, const Fit& f) {
   d["curve"] = curve_list(f.curve);
 }
 
+// The fit's numbers as a dict; the fit itself (its data, route and caches: the neighbor search,
+// the binned grids) under "fit", an opaque RegressionFit that regression_predict_fit reuses.
 py::dict fit_dict(regression_fit&& f) {
   py::dict d;
   d["bandwidth"] = f.spec.bandwidth;
@@ -79,7 +81,9 @@ py::dict fit_dict(regression_fit&& f) {
   d["gcv"] = f.gcv;
   d["aicc"] = f.aicc;
   d["undefined"] = f.undefined;
-  d["route"] = regression_route(f.spec, f.x.rows(), f.x.cols());
+  d["route"] = std::string(f.route.name());
+  d["route_why"] = f.route.why;
+  d["fit"] = std::make_shared<regression_fit>(std::move(f));
   return d;
 }
 
@@ -94,12 +98,15 @@ py::dict criteria_dict(const criterion_values& c) {
   return d;
 }
 
-py::dict kde_fit_dict(const kde_fit& f) {
+// The density fit's numbers; the fit itself (its data, route and 1-D grid) under "fit", an
+// opaque KdeFit that kde_evaluate_fit reuses.
+py::dict kde_fit_dict(kde_fit&& f) {
   py::dict d;
-  d["binned"] = f.binned;
   d["bandwidth"] = f.bandwidth;
   put_search(d, f);
   d["route"] = kde_route_name(f);
+  d["route_why"] = f.route.why;
+  d["fit"] = std::make_shared<kde_fit>(std::move(f));
   return d;
 }
 
@@ -206,7 +213,28 @@ gcv, aicc, undefined, route.)");
       },
       py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("threads") = 0,
       "The criteria (loo_cv, gcv, aicc, df, rss, undefined) at spec's bandwidth.");
-  m.def("regression_route", &regression_route, py::arg("spec"), py::arg("n"), py::arg("d"));
+  py::class_<regression_fit, std::shared_ptr<regression_fit>>(
+      m, "RegressionFit", "A fitted smoother (opaque): its data, route and caches.")
+      .def_property_readonly("route", [](const regression_fit& f) { return f.route.name(); });
+  m.def(
+      "regression_predict_fit",
+      [](const regression_fit& fit, const py::array& xq0, double sigma2, int threads) {
+        const carray<double> xq = as_x(xq0, "X");
+        regression_prediction p;
+        {
+          py::gil_scoped_release nogil;
+          thread_scope scope(resolve_threads(threads));
+          p = regression_predict(fit, view(xq));
+        }
+        std::vector<double> se(p.fit.size());
+        for (std::size_t i = 0; i < se.size(); ++i)
+          se[i] = p.defined[i] ? std::sqrt(sigma2 * p.sum_l2[i]) : 0.0;
+        return py::make_tuple(to_numpy(std::move(p.fit)), to_numpy(std::move(se)),
+                              bool_array(p.defined), p.undefined);
+      },
+      py::arg("fit"), py::arg("xq"), py::arg("sigma2"), py::arg("threads") = 0,
+      "The fitted smoother at xq (nq, d) on its route, reusing its neighbor search and binned "
+      "grid: (fit, standard error sigma*sqrt(sum_j l_j^2), defined, undefined count).");
 }
 
 // Density: the bandwidth choice, the density at query rows on the fit's route, and ∫K.
@@ -225,38 +253,31 @@ void bind_kde(py::module_& m) {
           thread_scope scope(resolve_threads(threads));
           f = kde_fit_data(k, view(x), criterion, std::move(bandwidth), {}, o);
         }
-        return kde_fit_dict(f);
+        return kde_fit_dict(std::move(f));
       },
       py::arg("kernel"), py::arg("x"), py::arg("criterion"),
       py::arg("bandwidth") = std::vector<double>{}, py::arg("exact") = false,
       py::arg("threads") = 0,
       "Chooses a density bandwidth: a dict with binned, bandwidth (per column), criterion, "
       "criterion_value, at_search_boundary, curve, route.");
+  py::class_<kde_fit, std::shared_ptr<kde_fit>>(
+      m, "KdeFit", "A fitted density (opaque): its data, bandwidth, route and 1-D grid.")
+      .def_property_readonly("route", [](const kde_fit& f) { return kde_route_name(f); });
   m.def(
-      "kde_evaluate",
-      [](const kernel_spec& kern, const std::vector<double>& bandwidth, bool binned, bool exact,
-         const py::array& x0, const py::array& at0, int threads, bool log) {
-        const carray<double> x = as_x(x0, "X (training)"), at = as_x(at0, "X");
-        kde_fit f;
-        f.kernel = single_kernel(kern, "density");
-        f.bandwidth = bandwidth;
-        f.binned = binned;
-        f.options.exact = exact;
+      "kde_evaluate_fit",
+      [](const kde_fit& fit, const py::array& at0, int threads, bool log) {
+        const carray<double> at = as_x(at0, "X");
         std::vector<double> dens;
         {
           py::gil_scoped_release nogil;
           thread_scope scope(resolve_threads(threads));
-          const auto xv = view(x);
-          f.x = matrix<double>(xv.rows, xv.cols,
-                               std::vector<double>(xv.data, xv.data + xv.rows * xv.cols));
-          dens = log ? kde_log_evaluate(f, view(at)) : kde_evaluate(f, view(at));
+          dens = log ? kde_log_evaluate(fit, view(at)) : kde_evaluate(fit, view(at));
         }
         return to_numpy(std::move(dens));
       },
-      py::arg("kernel"), py::arg("bandwidth"), py::arg("binned"), py::arg("exact"), py::arg("x"),
-      py::arg("at"), py::arg("threads") = 0, py::arg("log") = false,
-      "The density fitted by kde_fit_data at the rows of at (nq, d), on the same route; log=True: "
-      "its log, exact in log space where the density underflows.");
+      py::arg("fit"), py::arg("at"), py::arg("threads") = 0, py::arg("log") = false,
+      "The density of a fit at the rows of at (nq, d), on its route (its 1-D grid reused); "
+      "log=True: its log, exact in log space where the density underflows.");
   m.def(
       "kernel_integral_1d",
       [](const kernel_spec& k) { return kernel_integral_1d(single_kernel(k, "density")); },

@@ -313,3 +313,53 @@ def test_unfitted_and_wrong_shapes(data):
         m.predict(np.ones(3))
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         kf.NadarayaWatsonRegressor().fit(x, y[:-1])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: kf.NadarayaWatsonRegressor(bandwidth=0.2),
+    lambda: kf.LocalLinearRegressor(bandwidth=0.3),
+    lambda: kf.KNNRegressor(n_neighbors=7),
+    lambda: kf.NadarayaWatsonRegressor(kernel="epanechnikov", bandwidth=0.4)],
+    ids=["nw_binned", "ll_binned", "knn", "nw_epanechnikov_binned"])
+def test_predict_reuses_the_fit_and_matches_the_stateless_path(make):
+    """predict reads the fitted C++ smoother (its binned grid, its neighbor search): the same
+    numbers as evaluating the smoother afresh, before and after a pickle round trip (which
+    rebuilds it), and the route it ran is reported with its reason."""
+    rng = np.random.default_rng(8)
+    x = rng.uniform(0, 6, (6000, 1))
+    y = np.sin(2 * x[:, 0]) + 0.2 * rng.standard_normal(6000)
+    xq = np.linspace(-0.5, 6.5, 301)[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the compact kernel's far queries
+        est = make().fit(x, y)
+        fit, se = est.predict(xq, return_std=True)
+    assert est.route_why_
+    if not isinstance(est, kf.KNNRegressor):
+        assert est.route_.startswith("binned"), est.route_
+    spec = est._spec_fitted()
+    ref, ref_se, defined, _ = kf._kernelformer.regression_predict(spec, x, y, xq,
+                                                                  est.sigma_ ** 2)
+    ref[~defined], ref_se[~defined] = np.nan, np.nan  # no training point within reach
+    np.testing.assert_array_equal(fit, ref)
+    np.testing.assert_allclose(se, ref_se, rtol=1e-12)
+    again = pickle.loads(pickle.dumps(est))
+    assert "_fit_obj" not in again.__dict__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_array_equal(again.predict(xq), fit)
+        np.testing.assert_array_equal(est.predict(xq), fit)  # a second predict, the same
+
+
+def test_density_route_is_the_one_that_ran():
+    """A compact kernel in two columns whose support is a small part of the data's box sums over
+    a k-d tree (route_ says so, with its reason); a wide one over all pairs; pickling keeps the
+    densities."""
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 4, (800, 2))
+    at = rng.uniform(0.5, 3.5, (40, 2))
+    tree = kf.KernelDensity(kernel="epanechnikov", bandwidth=0.2).fit(x)
+    wide = kf.KernelDensity(kernel="epanechnikov", bandwidth=2.0).fit(x)
+    assert tree.route_ == "exact (k-d tree over each support)", tree.route_
+    assert wide.route_ == "exact (all pairs)" and "does not pay" in wide.route_why_
+    d = tree.score_samples(at)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(tree)).score_samples(at), d)

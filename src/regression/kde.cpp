@@ -58,25 +58,11 @@ void setup(const any_kernel& k, const std::vector<double>& h, any_kernel& out,
   }
 }
 
-// The fraction of the data's bounding box that one kernel support covers (per column
-// min(1, 2h/range), multiplied): below detail::kRadiusMaxFraction a k-d tree over the supports
-// beats summing all pairs.
-double support_fraction(const std::vector<double>& h, const_matrix_view<double> x) {
-  double f = 1;
-  for (index c = 0; c < x.cols; ++c) {
-    double lo = x(0, c), hi = x(0, c);
-    for (index i = 0; i < x.rows; ++i) lo = std::min(lo, x(i, c)), hi = std::max(hi, x(i, c));
-    const double hc = h[h.size() == 1 ? 0 : static_cast<std::size_t>(c)];
-    f *= hi > lo ? std::min(1.0, 2 * hc / (hi - lo)) : 1.0;
-  }
-  return f;
-}
-
 // log Σ_j K((q_i − x_j)/h) for every query (−inf where no key contributes). self >= 0: the rows
 // of q are the points self, self + 1, … of x, each left out of its own sum (leave-one-out).
-// Compact kernels in two or more columns sum over each query's support through a k-d tree (the
-// radius route) when the support is a small part of the data's box; everything else is the
-// primitive over all pairs.
+// Compact kernels in two or more columns sum over each query's support through a k-d tree when
+// the route says it pays (choose_kde_route: the support a small part of the data's box);
+// everything else is the primitive over all pairs.
 std::vector<double> log_sums_local(const any_kernel& k, const std::vector<double>& h,
                                    const_matrix_view<double> q, const_matrix_view<double> x,
                                    index self) {
@@ -85,7 +71,9 @@ std::vector<double> log_sums_local(const any_kernel& k, const std::vector<double
   setup(k, h, kk, opt);
   std::vector<double> lse(static_cast<std::size_t>(q.rows));
   if (q.rows == 0) return lse;
-  if (kernel_compact(k) && x.cols >= 2 && support_fraction(h, x) <= detail::kRadiusMaxFraction) {
+  kde_options exact;
+  exact.exact = true;
+  if (choose_kde_route(k, h, x, exact).kind == route_kind::kd_tree) {
     std::vector<double> hc(static_cast<std::size_t>(x.cols), h[0]);
     if (h.size() > 1) hc = h;
     std::vector<index> own;
@@ -182,11 +170,6 @@ double kernel_integral_1d(const any_kernel& k) {
 
 namespace {
 
-// The binned route: one or two columns, at least binned_min_n points, not forced exact.
-bool binned_route(const_matrix_view<double> x, const kde_options& options) {
-  return !options.exact && (x.cols == 1 || x.cols == 2) && x.rows >= options.binned_min_n;
-}
-
 // The criterion at h on the binned route: 1-D through kb (binned once, reused), 2-D on its grid;
 // at the search or the final resolution.
 double binned_criterion(const any_kernel& kernel, const_matrix_view<double> x,
@@ -217,7 +200,7 @@ double kde_criterion(const any_kernel& kernel, const_matrix_view<double> x,
                      const kde_options& options) {
   check(kernel, x);
   const bool cv_ls = criterion == bandwidth_criterion::cv_ls;
-  if (!binned_route(x, options))
+  if (!choose_kde_route(kernel, {}, x, options).binned())
     return cv_ls ? kde_cv_ls(kernel, x, bandwidth, options.shard)
                  : kde_cv_ml(kernel, x, bandwidth, options.shard);
   std::vector<double> col;
@@ -230,11 +213,7 @@ double kde_criterion(const any_kernel& kernel, const_matrix_view<double> x,
   return binned_criterion(kernel, x, bandwidth, criterion, false, options, kb.get());
 }
 
-std::string kde_route_name(const kde_fit& fit) {
-  if (!fit.binned) return "exact (all pairs)";
-  return fit.x.cols() == 2 ? "binned 2-D (bilinear binning + FFT)"
-                           : "binned (linear binning + FFT)";
-}
+std::string kde_route_name(const kde_fit& fit) { return std::string(fit.route.name()); }
 
 // Three routes: 1-D binned (the fit's cached grid, or a grid binned here), 2-D binned (rows the
 // grid cannot trust summed exactly), else exact: f̂ = exp(lse − log(n Π h Z)) per row of at.
@@ -242,7 +221,7 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
   if (at.cols != fit.x.cols())
     throw std::invalid_argument(
         fmt::format("kde: evaluation points have {} columns, data {}", at.cols, fit.x.cols()));
-  if (fit.binned && at.cols == 1) {
+  if (fit.route.kind == route_kind::binned) {
     std::vector<double> a(static_cast<std::size_t>(at.rows));
     for (index i = 0; i < at.rows; ++i) a[static_cast<std::size_t>(i)] = at(i, 0);
     if (fit.cache.grid) {  // binned by the fit over [min x − reach, max x + reach]
@@ -266,7 +245,7 @@ std::vector<double> kde_evaluate(const kde_fit& fit, const_matrix_view<double> a
     return kb.density(k, kernel_integral_1d(fit.kernel), a, fit.options.cells_per_h);
   }
   const double ln = log_norm(fit.kernel, fit.bandwidth, double(fit.x.rows()));
-  if (fit.binned && at.cols == 2) {
+  if (fit.route.kind == route_kind::binned2d) {
     auto sums =
         detail::kde2d_kernel_sums(fit.kernel, fit.x.cview(), {fit.bandwidth[0], fit.bandwidth[1]},
                                   at, detail::binned2d_settings{}.cells_per_h, fit.options.shard);
@@ -427,7 +406,9 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
   f.kernel = kernel;
   f.criterion = criterion;
   f.options = options;
-  f.binned = binned_route(x, options);
+  // The binned family does not depend on the bandwidth; the k-d tree's choice does (f.route,
+  // chosen below at the fit's bandwidth).
+  const bool binned = choose_kde_route(kernel, {}, x, options).binned();
   f.x = matrix<double>(x.rows, x.cols);
   for (index i = 0; i < x.rows; ++i)
     for (index c = 0; c < x.cols; ++c) f.x(i, c) = x(i, c);
@@ -435,11 +416,11 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
   const std::span<const double> xs(f.x.data(), static_cast<std::size_t>(x.rows));
   const bool searched =
       criterion == bandwidth_criterion::cv_ml || criterion == bandwidth_criterion::cv_ls;
-  if (f.binned && x.cols == 1 && searched)
+  if (binned && x.cols == 1 && searched)
     kb = std::make_unique<detail::kde_binned>(xs, options.shard);
   // The criterion on the fit's route, at the search or the final resolution.
   auto criterion_at = [&](bandwidth_criterion c, const std::vector<double>& h, bool search) {
-    if (!f.binned)
+    if (!binned)
       return c == bandwidth_criterion::cv_ls ? kde_cv_ls(kernel, x, h, options.shard)
                                              : kde_cv_ml(kernel, x, h, options.shard);
     return binned_criterion(kernel, f.x.cview(), h, c, search, options, kb.get());
@@ -478,7 +459,8 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                       "silverman, scott, cv-ml or cv-ls",
                       bandwidth_criterion_name(criterion)));
   }
-  if (f.binned && x.cols == 1 && !searched) {
+  f.route = choose_kde_route(kernel, f.bandwidth, f.x.cview(), options);
+  if (binned && x.cols == 1 && !searched) {
     // The bandwidth is known before any binning: bin once, over the range kde_evaluate reads
     // (the data widened by the kernel's reach), for the criterion below and every density.
     const auto [xlo, xhi] = std::minmax_element(xs.begin(), xs.end());
@@ -495,8 +477,8 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
   const bandwidth_criterion reported =
       criterion == bandwidth_criterion::cv_ls ? criterion : bandwidth_criterion::cv_ml;
   f.criterion_value =
-      f.binned ? binned_criterion(kernel, f.x.cview(), f.bandwidth, reported, false, options, grid)
-               : criterion_at(reported, f.bandwidth, false);
+      binned ? binned_criterion(kernel, f.x.cview(), f.bandwidth, reported, false, options, grid)
+             : criterion_at(reported, f.bandwidth, false);
   return f;
 }
 

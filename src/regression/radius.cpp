@@ -215,21 +215,6 @@ std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_vi
   return out;
 }
 
-bool radius_supports(const regression_spec& spec, index d) {
-  return d >= 2 && spec.method != regression_method::knn && kernel_compact(spec.kernel);
-}
-
-double support_fraction(const regression_spec& spec, const_matrix_view<double> x) {
-  const auto h = regression_bandwidths(spec, x.cols);
-  double f = 1;
-  for (index c = 0; c < x.cols; ++c) {
-    double lo = x(0, c), hi = x(0, c);
-    for (index i = 0; i < x.rows; ++i) lo = std::min(lo, x(i, c)), hi = std::max(hi, x(i, c));
-    f *= hi > lo ? std::min(1.0, 2 * h[static_cast<std::size_t>(c)] / (hi - lo)) : 1.0;
-  }
-  return f;
-}
-
 regression_eval radius_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                                 std::span<const double> y, const_matrix_view<double> xq,
                                 bool at_training) {
@@ -248,7 +233,8 @@ regression_eval radius_evaluate(const regression_spec& spec, const_matrix_view<d
   const bool ll = spec.method == regression_method::local_linear;
 
   // Dispatch on the kernel's and the tree's concrete types, so the inner loops are inlined. A
-  // kernel that is not compact leaves r empty: callers check radius_supports first.
+  // kernel that is not compact leaves r empty: the route (route.cpp) takes it for compact kernels
+  // only.
   regression_eval r;
   std::visit(
       [&](const auto& kern, const auto& tree) {

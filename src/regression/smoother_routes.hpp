@@ -1,19 +1,23 @@
-// The routes of regression_evaluate (smoother.cpp chooses one, regression_route names it) and
+// The routes of regression_evaluate (route.cpp chooses one, smoother.cpp switches on it) and
 // the helpers they share. Internal to the library.
 //
 //   all pairs       the smoothing primitive over every (query, training point) pair: the
 //                   reference for every other route (smoother_exact.cpp)
 //   sorted windows  exact 1-D sums for compact kernels from running polynomial sums over
 //                   sorted keys, O(n log n) (sorted_window.cpp)
-//   radius          d ≥ 2, compact kernels: a k-d tree finds each query's support (radius.cpp)
-//   binned          linear binning + FFT in 1-D (binned.hpp), bilinear in 2-D (binned2d.hpp)
+//   k-d tree        d ≥ 2, compact kernels: a k-d tree finds each query's support (radius.cpp)
+//   binned          linear binning + FFT in 1-D (nw_binned.cpp), bilinear in 2-D
+//                   (nw_binned2d.cpp, binned2d.hpp)
 //   neighbors       KNN by sorted neighbors or a k-d tree (knn.hpp)
 #pragma once
 
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "kernelformer/kernels.hpp"
+#include "kernelformer/regression/binned.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -87,13 +91,8 @@ regression_eval sorted_window_evaluate(const regression_spec& spec, const_matrix
                                        std::span<const double> y, const_matrix_view<double> xq,
                                        bool at_training, bool want_sum_l2 = true);
 
-// The radius route (radius.cpp): two or more columns, a compact kernel, nw or local linear.
-bool radius_supports(const regression_spec& spec, index d);
-// The support's box as a fraction of the data's bounding box (per column min(1, 2h/range),
-// multiplied): the tree pays while a window holds a small part of the data; beyond
-// kRadiusMaxFraction the all-pairs primitive (SIMD, tiled) is faster per pair.
-double support_fraction(const regression_spec& spec, const_matrix_view<double> x);
-inline constexpr double kRadiusMaxFraction = 0.05;
+// The k-d tree route (radius.cpp): two or more columns, a compact kernel, nw or local linear
+// (choose_regression_route decides when it pays).
 // Σ_j K(|(q_i − x_j)/h|) for a compact kernel (its own parameter ignored: unit bandwidth in the
 // h-scaled coordinates), over each query's support; leave_one_out (q = x) skips j = i.
 std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_view<double> x,
@@ -106,5 +105,38 @@ std::vector<double> radius_kernel_sums(const any_kernel& kernel, const_matrix_vi
 regression_eval radius_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                                 std::span<const double> y, const_matrix_view<double> xq,
                                 bool at_training);
+
+// Column 0 of x as a contiguous span: x's own storage when its rows are one value apart (one
+// column, the common 1-D case: no copy of 10^7 values), else a copy kept in `hold`.
+std::span<const double> column0(const_matrix_view<double> x, std::vector<double>& hold);
+
+// The 1-D binned route (nw_binned.cpp): the smoother's moments on a grid over the data's range
+// for one kernel and bandwidth, read at any query inside that range (outside it, and where the
+// sum of weights is below 1e-3 K(0), the binned smoother is undefined and the caller evaluates
+// exactly). A fit keeps one (regression_fit::binned1d_grid) when it is at most
+// kBinned1dKeepBytes, so its predictions read it instead of binning and transforming again.
+struct binned1d_grid {
+  double xmin = 0, xmax = 0, bandwidth = 0, k0 = 0;
+  int degree = 0;
+  std::string kernel;                            // kernel_name of the spec's kernel
+  binned_data::moments m;                        // its own vectors (no views of the bins)
+  bool fits(const regression_spec& spec) const;  // made for this kernel, bandwidth, method
+  std::size_t bytes() const;
+  local_quantities at(double x) const;
+};
+inline constexpr std::size_t kBinned1dKeepBytes = std::size_t(64) << 20;
+std::shared_ptr<const binned1d_grid> binned1d_make(const regression_spec& spec,
+                                                   const_matrix_view<double> x,
+                                                   std::span<const double> y);
+// prepared: a grid to read when it fits spec; otherwise one is made from the data.
+regression_eval binned1d_evaluate(const regression_spec& spec, const_matrix_view<double> x,
+                                  std::span<const double> y, const_matrix_view<double> xq,
+                                  bool at_training, const binned1d_grid* prepared);
+// The rows of xq (numbered from first) where the grid leaves the smoother undefined.
+std::vector<index> binned1d_undefined_rows(const binned1d_grid& g, const_matrix_view<double> xq,
+                                           index first);
+// The criteria as sums over bins, at the grid resolution cells_per_h (search or final).
+criterion_values binned1d_criteria(const regression_spec& spec, const binned_data& bd,
+                                   double cells_per_h);
 
 }  // namespace kf::detail

@@ -501,5 +501,26 @@ TEST_F(KfSmooth, LooFitsAndHatDiagonalMatchBruteForce) {
   EXPECT_NE(r.output.find("--loo"), std::string::npos) << r.output;
 }
 
+// kf kde prints (and its summary records) the route that ran: the k-d tree for a compact kernel
+// in two columns whose support is a small part of the data's box, all pairs for a wide one.
+TEST_F(KfSmooth, KdePrintsTheRouteThatRan) {
+  std::string csv = "a,b\n";
+  for (int i = 0; i < 400; ++i)
+    csv +=
+        std::to_string((i * 37 % 400) * 0.01) + "," + std::to_string((i * 91 % 400) * 0.01) + "\n";
+  io::write_file_atomic(p("two.csv"), csv);
+  const std::string common = "kde " + p("two.csv") + " --x a,b --kernel epanechnikov --out " +
+                             p("d.csv") + " --summary " + p("k.json") + " --bandwidth ";
+  auto r = run_kf(common + "0.2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("route exact (k-d tree over each support)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(io::read_file(p("k.json")).find("k-d tree"), std::string::npos);
+  r = run_kf(common + "2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("route exact (all pairs)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("does not pay"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace kf

@@ -130,7 +130,7 @@ void check_route(const route_case& rc, const lattice& l, const matrix<double>& q
   s.bandwidth = h;
   s.binned_min_n = 1;  // the fast route at any n, a single point too
   s.exact = exact;
-  EXPECT_EQ(regression_route(s, l.x.rows(), l.x.cols()), route);
+  EXPECT_EQ(choose_regression_route(s, l.x.cview()).name(), route);
   const auto e = regression_evaluate(s, l.x.cview(), l.y, q.cview(), false);
   const bool ll = rc.method == regression_method::local_linear;
   for (index i = 0; i < q.rows(); ++i) {
@@ -177,21 +177,25 @@ TEST(FastRouteEdges, BinnedTwoColumnsDuplicatesOddSizesAndASinglePoint) {
   }
 }
 
+// The k-d tree runs while a support spans at most 5% of the data's box: the lattice spans 2 per
+// column, so h = 0.2 covers 2·0.2/2 = 20% of each column (4% of the box in 2 columns, 0.8% in
+// 3); a single point has an empty box (all pairs), and h = 0.6 spans 36% (all pairs).
 TEST(FastRouteEdges, KdTreeTwoAndThreeColumnsDuplicatesOddSizesAndASinglePoint) {
-  const std::string route =
-      "exact (k-d tree over each support; all pairs where it spans over 5% of the data's box)";
+  const std::string tree = "exact (k-d tree over each support)", pairs = "exact (all pairs)";
   for (index d : {2, 3}) {
     const auto q = test::random_matrix<double>(43, d, 5, -0.7, 2.7);
     for (index n : {2001, 1}) {
       const lattice l = make_lattice(n, d);
-      const std::vector<double> h(static_cast<std::size_t>(d), 0.3);
+      const auto h = [d](double v) { return std::vector<double>(static_cast<std::size_t>(d), v); };
       // 2-column NW is binned unless --exact, which takes the k-d tree (3 columns: always)
       check_route({"epanechnikov nw", kernel_epanechnikov{}, epan, regression_method::nw, 1e-9}, l,
-                  q, h, route, d == 2);
-      if (n > 1)  // a single point has no local line (the route falls back to NW, tested above)
-        check_route(
-            {"epanechnikov ll", kernel_epanechnikov{}, epan, regression_method::local_linear, 1e-8},
-            l, q, std::vector<double>(static_cast<std::size_t>(d), 0.6), route);
+                  q, h(0.2), n > 1 ? tree : pairs, d == 2);
+      if (n > 1) {  // a single point has no local line (the route falls back to NW, tested above)
+        const route_case ll{"epanechnikov ll", kernel_epanechnikov{}, epan,
+                            regression_method::local_linear, 1e-8};
+        check_route(ll, l, q, h(0.2), tree);
+        check_route(ll, l, q, h(0.6), pairs);
+      }
     }
   }
 }

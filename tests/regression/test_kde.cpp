@@ -36,14 +36,14 @@ TEST(KdeParity, TwoColumnsMatchStatsmodelsKDEMultivariate) {
   const auto fixed = fixture("kde2_bw_fixed");
   const std::vector<double> h = {fixed(0, 0), fixed(1, 0)};
   const auto fit = kde_fit_data(kernel_gaussian{}, x.cview(), bandwidth_criterion::fixed, h);
-  EXPECT_FALSE(fit.binned);
+  EXPECT_FALSE(fit.route.binned());
   EXPECT_TRUE(test::all_close(matrix<double>(at.rows(), 1, kde_evaluate(fit, at.cview())), f, 1e-10,
                               1e-15));
   kde_options binned;
   binned.binned_min_n = 10;
   const auto fb =
       kde_fit_data(kernel_gaussian{}, x.cview(), bandwidth_criterion::fixed, h, {}, binned);
-  EXPECT_TRUE(fb.binned);
+  EXPECT_TRUE(fb.route.binned());
   double peak = 0;
   for (index i = 0; i < f.rows(); ++i) peak = std::max(peak, f(i, 0));
   EXPECT_TRUE(test::all_close(matrix<double>(at.rows(), 1, kde_evaluate(fb, at.cview())), f, 0,
@@ -215,7 +215,7 @@ TEST(KdeLogDensity, FiniteAndExactWhereTheDensityUnderflows) {
     x2(i, 1) = double((i * 7) % n) / double(n);
   }
   const auto fb = kde_fit_data(kernel_gaussian{}, x1.cview(), bandwidth_criterion::fixed, {0.05});
-  ASSERT_TRUE(fb.binned);
+  ASSERT_TRUE(fb.route.binned());
   matrix<double> far1(2, 1, std::vector<double>{40.0, -60.0});
   const auto lb = kde_log_evaluate(fb, far1.cview());
   kde_options exact;
@@ -229,7 +229,7 @@ TEST(KdeLogDensity, FiniteAndExactWhereTheDensityUnderflows) {
   }
   const auto f2 =
       kde_fit_data(kernel_gaussian{}, x2.cview(), bandwidth_criterion::fixed, {0.05, 0.05});
-  ASSERT_TRUE(f2.binned);
+  ASSERT_TRUE(f2.route.binned());
   matrix<double> far2(1, 2, std::vector<double>{30.0, -30.0});
   EXPECT_TRUE(std::isfinite(kde_log_evaluate(f2, far2.cview())[0]));
 

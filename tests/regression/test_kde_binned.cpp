@@ -82,8 +82,8 @@ TEST(KdeBinned, DensityMatchesExactForEveryKernelAndShape) {
       kde_options ex;
       ex.exact = true;
       const auto ref = kde_fit_data(k, x.cview(), bandwidth_criterion::silverman, {}, {}, ex);
-      ASSERT_TRUE(fast.binned);
-      ASSERT_FALSE(ref.binned);
+      ASSERT_TRUE(fast.route.binned());
+      ASSERT_FALSE(ref.route.binned());
       ASSERT_EQ(fast.bandwidth, ref.bandwidth);
       const auto f = kde_evaluate(fast, at.cview()), r = kde_evaluate(ref, at.cview());
       double peak = 0;
@@ -120,7 +120,7 @@ TEST(KdeBinned, FitKeepsItsGridAndACopyBinsAgain) {
   for (const any_kernel& k : {any_kernel(kernel_gaussian{}), any_kernel(kernel_epanechnikov{})}) {
     SCOPED_TRACE(std::string(kernel_name(k)));
     const auto fit = kde_fit_data(k, x.cview(), bandwidth_criterion::scott);
-    ASSERT_TRUE(fit.binned);
+    ASSERT_TRUE(fit.route.binned());
     ASSERT_TRUE(fit.cache.grid != nullptr);
     const kde_fit copy = fit;
     EXPECT_TRUE(copy.cache.grid == nullptr);
@@ -243,7 +243,7 @@ TEST(KdeBinned2d, DensityAndLikelihoodCvMatchExact) {
     const auto fast =
         kde_fit_data(k, xs.cview(), bandwidth_criterion::fixed, {0.4, 0.3}, {}, binned_at(1000));
     const auto ref = kde_fit_data(k, xs.cview(), bandwidth_criterion::fixed, {0.4, 0.3}, {}, ex);
-    ASSERT_TRUE(fast.binned);
+    ASSERT_TRUE(fast.route.binned());
     const auto f = kde_evaluate(fast, at.cview()), r = kde_evaluate(ref, at.cview());
     double peak = 0;
     for (double v : r) peak = std::max(peak, v);

@@ -104,21 +104,33 @@ TEST(Radius, KernelSumsMatchThePrimitiveWithAndWithoutTheOwnPoint) {
   }
 }
 
+// A grid of 100000 points spanning 10 per column: h = 0.1 covers 2% of each column.
+matrix<double> spread(index d) {
+  matrix<double> x(100000, d);
+  for (index i = 0; i < x.rows(); ++i)
+    for (index c = 0; c < d; ++c) x(i, c) = double((i * (c + 7)) % 1001) * 0.01;
+  return x;
+}
+
 TEST(Radius, IsTheRouteForCompactKernelsInSeveralColumns) {
   regression_spec spec;
   spec.kernel = kernel_epanechnikov{};
   spec.method = regression_method::local_linear;
-  EXPECT_EQ(
-      regression_route(spec, 100000, 3),
-      "exact (k-d tree over each support; all pairs where it spans over 5% of the data's box)");
+  spec.bandwidth = {0.1};
+  const matrix<double> x2 = spread(2), x3 = spread(3);
+  const std::string tree = "exact (k-d tree over each support)";
+  EXPECT_EQ(choose_regression_route(spec, x3.cview()).name(), tree);
   spec.method = regression_method::nw;
-  EXPECT_EQ(regression_route(spec, 100000, 2), "binned 2-D (bilinear binning + FFT)");
+  EXPECT_EQ(choose_regression_route(spec, x2.cview()).name(),
+            "binned 2-D (bilinear binning + FFT)");
   spec.exact = true;
-  EXPECT_EQ(
-      regression_route(spec, 100000, 2),
-      "exact (k-d tree over each support; all pairs where it spans over 5% of the data's box)");
+  EXPECT_EQ(choose_regression_route(spec, x2.cview()).name(), tree);
+  spec.bandwidth = {2.0};  // 40% of each column: all pairs
+  const route wide = choose_regression_route(spec, x2.cview());
+  EXPECT_EQ(wide.name(), "exact (all pairs)");
+  EXPECT_NE(wide.why.find("> 5%"), std::string::npos) << wide.why;
   spec.kernel = kernel_gaussian{};
-  EXPECT_EQ(regression_route(spec, 100000, 3), "exact (all pairs)");
+  EXPECT_EQ(choose_regression_route(spec, x3.cview()).name(), "exact (all pairs)");
 }
 
 }  // namespace

@@ -165,13 +165,21 @@ TEST(SortedWindow, IsTheExactRouteForCompactKernelsInOneColumn) {
   regression_spec spec;
   spec.kernel = kernel_tricube{};
   spec.exact = true;
-  EXPECT_EQ(regression_route(spec, 100000, 1), "exact (sorted windows, running polynomial sums)");
+  const matrix<double> x(100000, 1);
+  EXPECT_EQ(choose_regression_route(spec, x.cview()).name(),
+            "exact (sorted windows, running polynomial sums)");
   spec.kernel = kernel_gaussian{};
-  EXPECT_EQ(regression_route(spec, 100000, 1), "exact (all pairs)");
-  spec.kernel = kernel_tricube{};  // two columns: the k-d tree route (test_radius.cpp)
-  EXPECT_EQ(
-      regression_route(spec, 100000, 2),
-      "exact (k-d tree over each support; all pairs where it spans over 5% of the data's box)");
+  EXPECT_EQ(choose_regression_route(spec, x.cview()).name(), "exact (all pairs)");
+  // Two columns: the k-d tree route (test_radius.cpp) while the support is a small part of the
+  // data's box (here 0.02² of it), all pairs beyond.
+  spec.kernel = kernel_tricube{};
+  spec.bandwidth = {0.1};
+  matrix<double> x2(100000, 2);
+  for (index i = 0; i < x2.rows(); ++i)
+    x2(i, 0) = double(i % 1000) * 0.01, x2(i, 1) = double(i / 1000) * 0.1;
+  EXPECT_EQ(choose_regression_route(spec, x2.cview()).name(), "exact (k-d tree over each support)");
+  spec.bandwidth = {3.0};
+  EXPECT_EQ(choose_regression_route(spec, x2.cview()).name(), "exact (all pairs)");
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "kernelformer/kernels.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
+#include "kernelformer/regression/route.hpp"
 #include "kernelformer/regression/shard.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -63,7 +64,7 @@ class kde_grid_cache {
 
 struct kde_fit {
   kde_options options;
-  bool binned = false;  // the route that ran (and that kde_evaluate takes)
+  kf::route route;  // the route that ran (and that kde_evaluate takes), and why
   any_kernel kernel = kernel_gaussian{};
   std::vector<double> bandwidth;  // per column
   matrix<double> x;
@@ -88,7 +89,8 @@ double kde_criterion(const any_kernel& kernel, const_matrix_view<double> x,
                      const std::vector<double>& bandwidth, bandwidth_criterion criterion,
                      const kde_options& options = {});
 
-// "binned (linear binning + FFT)" or "exact (all pairs)".
+// The name of the fit's route: "binned (linear binning + FFT)", "exact (k-d tree over each
+// support)", "exact (all pairs)", ….
 std::string kde_route_name(const kde_fit& fit);
 
 // f̂ at the rows of at.

@@ -21,6 +21,7 @@
 
 #include "kernelformer/kernels.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
+#include "kernelformer/regression/route.hpp"
 #include "kernelformer/regression/shard.hpp"
 #include "kernelformer/tensor.hpp"
 
@@ -29,6 +30,7 @@ namespace kf {
 namespace detail {
 class knn_search;
 struct nw_binned2d_grid;
+struct binned1d_grid;
 }  // namespace detail
 
 enum class regression_method { nw, local_linear, knn };
@@ -43,11 +45,11 @@ struct regression_spec {
   index k = 10;                       // knn; 0: choose k by leave-one-out CV in 1..k_max
   index k_max = 100;                  // knn: the largest k the LOO-CV search tries
   bool knn_distance_weights = false;  // knn: weights 1/|x − x_j| instead of uniform
-  // Routes (regression_route names the one taken): 1-D nw/local-linear with n ≥ binned_min_n and
-  // any kernel but the boxcar take the binned fast path (regression/binned.hpp: error < 1e-6 of
-  // the range of y for the gaussian, < 1e-4 for the others); knn takes the sorted/k-d tree
-  // neighbor search (src/regression/knn.hpp). exact = true takes the primitive over all pairs,
-  // except compact kernels in 1-D: exact sums over sorted windows in O(n log n)
+  // Routes (choose_regression_route, route.hpp, chooses and names them): 1-D nw/local-linear with n
+  // ≥ binned_min_n and any kernel but the boxcar take the binned fast path (regression/binned.hpp:
+  // error < 1e-6 of the range of y for the gaussian, < 1e-4 for the others); knn takes the
+  // sorted/k-d tree neighbor search (src/regression/knn.hpp). exact = true takes the primitive over
+  // all pairs, except compact kernels in 1-D: exact sums over sorted windows in O(n log n)
   // (src/regression/sorted_window.cpp). The routes: src/regression/smoother_routes.hpp.
   bool exact = false;
   index binned_min_n = 5000;
@@ -84,15 +86,13 @@ regression_eval regression_evaluate(const regression_spec& spec, const_matrix_vi
 // local second moment, and the fit falls back to nw at the edges whatever r).
 bool regression_kernel_supported(const any_kernel& k, regression_method method);
 
-// The route regression_evaluate takes for this spec and data size, in words.
-std::string regression_route(const regression_spec& spec, index n, index d);
-
 // Why this spec cannot run over several processes (spec.shard), or "" when it can: knn --exact
 // (a top-k mask ranks all keys of a row at once) and rff (signed partial sums).
 std::string regression_shard_refusal(const regression_spec& spec, index n, index d);
 
 struct regression_fit {
   regression_spec spec;  // with the chosen bandwidth
+  kf::route route;       // the route its diagnostics ran on (and its predictions take), and why
   matrix<double> x;
   std::vector<double> y;
   bandwidth_criterion criterion = bandwidth_criterion::fixed;
@@ -107,10 +107,14 @@ struct regression_fit {
   // 2-D binned nw without per-point diagnostics: the fit's grid and sums, which
   // regression_predict reads for points that need no wider grid (opaque).
   std::shared_ptr<const detail::nw_binned2d_grid> binned2d_grid;
+  // 1-D binned: the fit's grid (moments over the data's range, at most 64 MiB), which
+  // regression_predict reads instead of binning and transforming the data again (opaque).
+  std::shared_ptr<const detail::binned1d_grid> binned1d_grid;
 };
 
 struct regression_prediction {
   std::vector<double> fit, se;
+  std::vector<double> sum_l2;  // Σ_j ℓ_j(x)²: se = σ̂·√sum_l2 (another σ̂ scales it)
   std::vector<unsigned char> defined;
   index undefined = 0;
 };
