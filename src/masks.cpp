@@ -199,7 +199,7 @@ std::string describe_node(const node& nd) {
     case kind::padding:
       return nd.lengths.size() == 1 ? fmt::format("padding:{}", nd.lengths[0]) : "padding:per-row";
     case kind::radius:
-      return fmt::format("radius:{:g}", nd.r);
+      return fmt::format("radius:{}", nd.r);  // shortest text that reads back to r
     case kind::user:
       return fmt::format("matrix:{}x{}", nd.n, nd.m);
     case kind::op_and:

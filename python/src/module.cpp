@@ -141,7 +141,25 @@ void bind_mask(py::module_& m) {
       .def("describe", &mask::describe)
       .def_property_readonly("is_none", &mask::is_none)
       .def_property_readonly("topk_k", &mask::topk_k)
-      .def("__repr__", [](const mask& a) { return "Mask('" + a.describe() + "')"; });
+      .def("__repr__", [](const mask& a) { return "Mask('" + a.describe() + "')"; })
+      // Pickled as the text parse() reads. Per-row padding and user matrices have no text form:
+      // refused with the way to rebuild them, never pickled into another mask.
+      .def(py::pickle(
+          [](const mask& a) {
+            const std::string text = a.describe();
+            if (text.find("per-row") != std::string::npos ||
+                text.find("matrix:") != std::string::npos)
+              throw py::type_error(
+                  "cannot pickle Mask('" + text +
+                  "'): per-row padding and user matrices have no text form; pickle the lengths "
+                  "or the boolean array and rebuild it with Mask.key_padding(lengths) or "
+                  "Mask.matrix(allowed)");
+            return py::make_tuple(text);
+          },
+          [](const py::tuple& t) {
+            if (t.size() != 1) throw std::runtime_error("Mask: bad pickle state");
+            return mask::parse(t[0].cast<std::string>());
+          }));
 }
 
 }  // namespace

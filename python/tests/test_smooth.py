@@ -314,3 +314,25 @@ def test_public_api_is_documented():
                 "KernelDensity"):
         doc = getattr(kf, est).__doc__
         assert "Shapes" in doc and "n_features" in doc, est
+
+
+def test_mask_pickles_as_its_text_and_refuses_what_has_none():
+    """A Mask pickles (and deep-copies) as the text Mask.parse reads, exactly (a radius to the last
+    digit); per-row padding and user matrices have no text form and are refused with the way to
+    rebuild them, never turned into another mask."""
+    import copy
+    import pickle
+    for m in [kf.Mask.causal() & kf.Mask.window(3, 3), kf.Mask.radius(0.1234567890123),
+              kf.Mask.parse("causal:2|window:1,4"), kf.Mask.parse("radius:2.5&topk:3"),
+              kf.Mask.none(), kf.Mask.key_padding([5])]:
+        back = pickle.loads(pickle.dumps(m))
+        assert back.describe() == m.describe()
+        assert copy.deepcopy(m).describe() == m.describe()
+    q = np.random.default_rng(0).normal(size=(6, 2))
+    v = np.arange(6.0)[:, None]
+    r = kf.Mask.radius(0.9876543210987)
+    np.testing.assert_array_equal(kf.smooth(q, q, v, mask=pickle.loads(pickle.dumps(r))),
+                                  kf.smooth(q, q, v, mask=r))
+    for m in [kf.Mask.key_padding([3, 4, 5]), kf.Mask.matrix(np.eye(3, dtype=bool))]:
+        with pytest.raises(TypeError, match="no text form"):
+            pickle.dumps(m)
