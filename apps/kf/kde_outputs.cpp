@@ -65,6 +65,7 @@ nlohmann::json kde_summary(const kde_run& r, const nlohmann::json& seconds) {
   js["criterion_value"] = fit.criterion_value;
   js["df"] = nullptr;  // not defined for a density estimate
   js["at_search_boundary"] = fit.at_search_boundary;
+  js["search_evaluations"] = fit.search_evaluations;
   js["route"] = kde_route_name(fit);
   js["route_why"] = fit.route.why;
   js["seconds"] = seconds;

@@ -105,6 +105,7 @@ nlohmann::json smooth_summary(const smooth_run& r, const nlohmann::json& seconds
   js["gcv"] = fit.gcv;
   js["aicc"] = fit.aicc;
   js["at_search_boundary"] = fit.at_search_boundary;
+  js["search_evaluations"] = fit.search_evaluations;
   js["undefined_points"] = r.pred.undefined;
   js["seconds"] = seconds;
   js["peak_rss_mib"] = peak_rss_mib();  // read (the data), fit (parameter, criteria), predict

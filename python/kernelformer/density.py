@@ -45,6 +45,10 @@ class KernelDensity(BaseEstimator):
     criterion_curve_ : dict of arrays
         The searched grid ('scale', 'bandwidth', 'value'); empty for rules and fixed values.
     at_search_boundary_ : bool
+    search_evaluations_ : int
+        The criterion evaluations the bandwidth search made (0 for a rule or a fixed value): a
+        41-point grid, then each bandwidth refined until it moves by less than 0.1% (the
+        criterion is flat there), so a flat or monotone criterion (noise-free data) stops early.
     route_ : str
         The route the fit ran on (and evaluations take): "binned (linear binning + FFT)",
         "binned 2-D (...)", "exact (k-d tree over each support)" or "exact (all pairs)".
@@ -83,6 +87,7 @@ class KernelDensity(BaseEstimator):
         self.at_search_boundary_ = bool(res["at_search_boundary"])
         self.route_ = res["route"]
         self.route_why_ = res["route_why"]
+        self.search_evaluations_ = int(res["search_evaluations"])
         if self.at_search_boundary_:
             warn_boundary("KernelDensity: the best bandwidth is at the edge of the searched range "
                           "(0.01-10 x Silverman); the criterion may keep falling beyond it")

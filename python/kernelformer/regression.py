@@ -33,6 +33,10 @@ _FITTED_DOC = """
         searched.
     at_search_boundary_ : bool
         The optimum sat at an end of the searched range (a SearchBoundaryWarning was issued).
+    search_evaluations_ : int
+        The criterion evaluations the bandwidth search made (0 for a rule or a fixed value): a
+        41-point grid, then each bandwidth refined until it moves by less than 0.1% (the
+        criterion is flat there), so a flat or monotone criterion (noise-free data) stops early.
     df_ : float
         Effective degrees of freedom, the trace of the smoother matrix.
     r2_ : float
@@ -98,6 +102,7 @@ class _Smoother(RegressorMixin, BaseEstimator):
         self.hat_diag_ = res["hat_diag"]
         self.route_ = res["route"]
         self.route_why_ = res["route_why"]
+        self.search_evaluations_ = int(res["search_evaluations"])
         self._fit_obj = res["fit"]  # the C++ fit: its neighbor search and binned grid, reused
         self._set_fitted(res, X.shape[1])
         return self

@@ -61,6 +61,7 @@ void put_search(py::dict& d, const Fit& f) {
   d["criterion_value"] = f.criterion_value;
   d["at_search_boundary"] = f.at_search_boundary;
   d["curve"] = curve_list(f.curve);
+  d["search_evaluations"] = f.search_evaluations;
 }
 
 // The fit's numbers as a dict; the fit itself (its data, route and caches: the neighbor search,

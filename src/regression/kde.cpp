@@ -451,6 +451,7 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
       f.bandwidth = r.bandwidth;
       f.curve = r.curve;
       f.at_search_boundary = r.at_boundary;
+      f.search_evaluations = r.evaluations;
       break;
     }
     default:

@@ -350,6 +350,7 @@ void search_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::s
   spec.bandwidth = res.bandwidth;
   f.curve = res.curve;
   f.at_search_boundary = res.at_boundary;
+  f.search_evaluations = res.evaluations;
 }
 
 // spec.bandwidth by the criterion (given, a rule of thumb, or searched); f.criterion records it

@@ -72,7 +72,8 @@ struct kde_fit {
   double criterion_value = 0;  // cv_ml: −mean log f̂₋ᵢ(x_i); cv_ls: the LSCV score; rules: cv_ml
   bool at_search_boundary = false;
   std::vector<criterion_point> curve;
-  kde_grid_cache cache;  // 1-D binned, rule or fixed bandwidth: the grid kde_evaluate reuses
+  int search_evaluations = 0;  // criterion evaluations of the search (0: none)
+  kde_grid_cache cache;        // 1-D binned, rule or fixed bandwidth: the grid kde_evaluate reuses
 };
 
 // ∫ K(|u|) du over the real line for a kernel with bandwidth 1 (its 1-D normalizing constant).

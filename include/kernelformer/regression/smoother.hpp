@@ -99,6 +99,7 @@ struct regression_fit {
   double criterion_value = 0;          // LOO-CV: mean squared LOO residual; GCV; AICc; else LOO-CV
   bool at_search_boundary = false;     // the optimum sat at an end of the searched range
   std::vector<criterion_point> curve;  // the criterion over the searched grid
+  int search_evaluations = 0;          // criterion evaluations of the search (0: none)
   std::vector<double> fitted, loo_residuals, hat_diag;  // knn: LOO drops the point itself
   double df = 0, rss = 0, r2 = 0, sigma2 = 0, loo_cv = 0, gcv = 0, aicc = 0;
   index undefined = 0;
