@@ -96,7 +96,7 @@ classify_data read_data(const classify_options& o, const std::vector<std::string
     throw user_error(e.what());
   }
   if (table.dropped_rows > 0 && !o.quiet)
-    fmt::print(stderr, "kf: note: {}: skipped {} rows with a blank cell (--na drop)\n", o.data,
+    fmt::print(stderr, "kf: note: {}: skipped {} rows with a missing value (--na drop)\n", o.data,
                table.dropped_rows);
   classify_data d{table.select<double>(xcols), index_labels(table.text[0]), 0};
   d.classes = static_cast<index>(d.ls.names.size());
@@ -217,7 +217,9 @@ void add_classify(CLI::App& app) {
   sub->add_option("--criterion", o->criterion,
                   "leave-one-out log-loss | accuracy (ties broken by log-loss)")
       ->capture_default_str();
-  sub->add_option("--na", o->na, "blank cells in the used columns: error, or drop (skip rows)")
+  sub->add_option(
+         "--na", o->na,
+         "missing values (blank, NA, N/A, NaN) in the used columns: error, or drop (skip rows)")
       ->capture_default_str();
   sub->add_option("--out", o->out,
                   "PROBA.csv: per row the x columns, label, LOO prediction and LOO p_<class>; "

@@ -146,7 +146,8 @@ void add_kde(CLI::App& app) {
   sub->add_option("data", o->data,
                   "CSV file with a header row (default: a built-in bimodal sample)");
   sub->add_option("--na", o->na,
-                  "blank cells in the used columns: error, or drop (skip those rows, say how many)")
+                  "missing values (blank, NA, N/A, NaN) in the used columns: error, or drop (skip "
+                  "those rows, say how many)")
       ->capture_default_str();
   sub->add_option("--x", o->x,
                   "column(s), comma-separated (two: any density kernel, radial; three or more: "

@@ -169,7 +169,8 @@ void add_smooth(CLI::App& app) {
   sub->add_option("data", o->data,
                   "CSV file with a header row (default: a built-in noisy sinusoid)");
   sub->add_option("--na", o->na,
-                  "blank cells in the used columns: error, or drop (skip those rows, say how many)")
+                  "missing values (blank, NA, N/A, NaN) in the used columns: error, or drop (skip "
+                  "those rows, say how many)")
       ->capture_default_str();
   sub->add_option("--x", o->x, "predictor column(s), comma-separated")->capture_default_str();
   sub->add_option("--y", o->y, "response column")->capture_default_str();

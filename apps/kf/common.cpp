@@ -128,7 +128,7 @@ io::csv_table read_data_columns(const std::string& path, const std::vector<std::
   }
   check_data_scale(t);
   if (t.dropped_rows > 0 && !quiet && dist::is_root())
-    fmt::print(stderr, "kf: note: {}: skipped {} rows with a blank cell (--na drop)\n", path,
+    fmt::print(stderr, "kf: note: {}: skipped {} rows with a missing value (--na drop)\n", path,
                t.dropped_rows);
   return t;
 }

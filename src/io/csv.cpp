@@ -66,10 +66,19 @@ bool is_missing(std::string_view s) {
   return low.empty() || low == "na" || low == "n/a" || low == "nan";
 }
 
-// Calls f(cell_index, trimmed_cell) for each comma-separated cell; returns the cell count. A
-// cell in double quotes may hold commas (RFC 4180; "" inside is a literal quote).
+// The separator of a file whose csv_options::separator is 0: a comma when the first line has
+// one, else a tab, else a semicolon (a spreadsheet's export in a decimal-comma locale), else a
+// comma (one column).
+char detect_separator(std::string_view first) {
+  for (char c : {',', '\t', ';'})
+    if (first.find(c) != std::string_view::npos) return c;
+  return ',';
+}
+
+// Calls f(cell_index, trimmed_cell) for each cell between separators `sep`; returns the cell
+// count. A cell in double quotes may hold separators (RFC 4180; "" inside is a literal quote).
 template <class F>
-std::size_t for_each_cell(std::string_view line, F&& f) {
+std::size_t for_each_cell(std::string_view line, char sep, F&& f) {
   std::size_t c = 0, pos = 0;
   while (true) {
     std::size_t scan = pos;
@@ -82,10 +91,10 @@ std::size_t for_each_cell(std::string_view line, F&& f) {
         else
           break;
       }
-    } else {  // unquoted: the cell ends at the next comma
+    } else {  // unquoted: the cell ends at the next separator
       scan = pos;
     }
-    const auto comma = line.find(',', std::min(scan, line.size()));
+    const auto comma = line.find(sep, std::min(scan, line.size()));
     f(c++, trim(line.substr(pos, comma == std::string_view::npos ? comma : comma - pos)));
     // No comma after the last cell ends the line; "a," therefore has two cells, the last blank.
     if (comma == std::string_view::npos) return c;
@@ -186,7 +195,8 @@ class parser {
   void first_line(std::string_view line, std::size_t line_no, std::size_t lines, bool mine) {
     bool header = false;
     std::vector<std::string_view> cells;
-    for_each_cell(line, [&](std::size_t, std::string_view c) {
+    sep_ = opt_.separator != 0 ? opt_.separator : detect_separator(line);
+    for_each_cell(line, sep_, [&](std::size_t, std::string_view c) {
       double v;
       header = header || !parse_double(c, v);
       cells.push_back(c);
@@ -270,7 +280,7 @@ class parser {
   void data_line(std::string_view line, std::size_t counted) {
     const auto line_no = [&] { return file_line(counted); };
     bool blank = false;
-    const std::size_t n = for_each_cell(line, [&](std::size_t c, std::string_view cell) {
+    const std::size_t n = for_each_cell(line, sep_, [&](std::size_t c, std::string_view cell) {
       if (c >= ncells_ || blank) return;  // extra cells are only counted (the check below)
       if (tslot_[c] >= 0) {
         if (cell.empty() && opt_.drop_blank) {
@@ -287,7 +297,7 @@ class parser {
       if (slot_[c] < 0) return;
       auto& col = t_.columns[static_cast<std::size_t>(slot_[c])];
       double v = 0;
-      if (cell.empty() && opt_.drop_blank) {
+      if (opt_.drop_blank && is_missing(cell)) {  // blank, NA, N/A, NaN
         blank = true;
         return;
       }
@@ -299,7 +309,9 @@ class parser {
         throw std::runtime_error(
             fmt::format("{}: line {}, column '{}': '{}' is not a number{}", name_, line_no(),
                         clip(t_.names[col_name(c)]), clip(cell),
-                        cell.empty() ? " (blank; --na drop skips such rows)" : ""));
+                        cell.empty()       ? " (blank; --na drop skips such rows)"
+                        : is_missing(cell) ? " (a missing value; --na drop skips such rows)"
+                                           : ""));
       if (!std::isfinite(v))
         throw std::runtime_error(fmt::format("{}: line {}, column '{}': {} is not finite", name_,
                                              line_no(), clip(t_.names[col_name(c)]), clip(cell)));
@@ -322,6 +334,7 @@ class parser {
 
   std::string_view text_;
   const std::string& name_;
+  char sep_ = ',';  // the file's separator (first_line)
   const csv_options& opt_;
   const mapped_file* file_;
   std::size_t offset_ = 0;  // bytes skipped at the start (a byte-order mark)

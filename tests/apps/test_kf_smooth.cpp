@@ -522,5 +522,27 @@ TEST_F(KfSmooth, KdePrintsTheRouteThatRan) {
   EXPECT_NE(r.output.find("does not pay"), std::string::npos) << r.output;
 }
 
+// A spreadsheet's export: semicolons (detected), NA / NaN cells skipped with --na drop and
+// counted on stderr; without --na drop, the error names the line, the column and the option.
+TEST_F(KfSmooth, SemicolonFilesAndMissingValuesSpelledNA) {
+  std::string csv = "x;y\n";
+  for (int i = 0; i < 30; ++i)
+    csv += std::to_string(i) + ";" +
+           (i == 7   ? "NA"
+            : i == 9 ? "NaN"
+                     : std::to_string(i % 5)) +
+           "\n";
+  io::write_file_atomic(p("semi.csv"), csv);
+  auto r = run_kf("smooth " + p("semi.csv") + " --x x --y y --na drop --out " + p("f.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("skipped 2 rows with a missing value"), std::string::npos) << r.output;
+  r = run_kf("smooth " + p("semi.csv") + " --x x --y y --out " + p("g.csv"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("line 9, column 'y': 'NA' is not a number (a missing value; --na drop"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(p("g.csv")));
+}
+
 }  // namespace
 }  // namespace kf

@@ -103,6 +103,46 @@ TEST(Csv, DropBlankRows) {
   EXPECT_EQ(t.dropped_rows, 2);
 }
 
+// --na drop skips a row for every spelling of a missing value (blank, NA, N/A, NaN, any case);
+// without it, the error says the cell is a missing value and names the option.
+TEST(Csv, DropMissingValuesSpelledAnyWay) {
+  io::csv_options opt;
+  opt.columns = {"x", "y"};
+  opt.drop_blank = true;
+  const auto t = io::csv_parse("x,y\n1,2\nNA,3\n4,nan\n5,N/A\n6,NaN\n7,\n8,9\n", "t.csv", opt);
+  EXPECT_EQ(t.columns[0], (std::vector<double>{1, 8}));
+  EXPECT_EQ(t.dropped_rows, 5);
+  try {
+    io::csv_parse("x,y\n1,2\n3,NA\n", "t.csv");
+    FAIL() << "NA accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3, column 'y': 'NA' is not a number (a missing "
+                                         "value; --na drop skips such rows)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The separator is detected from the first line: a comma if it has one, else a tab, else a
+// semicolon (quoted cells may hold it); csv_options::separator forces one.
+TEST(Csv, SemicolonAndTabSeparatedFilesAreRead) {
+  for (const char* text : {"x;y\n1;2\n3;4\n", "x\ty\n1\t2\n3\t4\n", "\"x\";\"y\"\n1;2\n3;4\n"}) {
+    const auto t = io::csv_parse(text, "t.csv");
+    ASSERT_EQ(t.names, (std::vector<std::string>{"x", "y"})) << text;
+    EXPECT_EQ(t.columns[1], (std::vector<double>{2, 4})) << text;
+  }
+  io::csv_options labels;
+  labels.text_columns = {"name"};
+  const auto q = io::csv_parse("name;v\n\"a;b\";1\n", "t.csv", labels);
+  EXPECT_EQ(q.text[0][0], "a;b");
+  io::csv_options comma;
+  comma.separator = ',';
+  const auto one = io::csv_parse("x;y\n1\n", "t.csv", comma);  // one column named "x;y"
+  EXPECT_EQ(one.names, std::vector<std::string>{"x;y"});
+  // A decimal comma under semicolons: a clear error naming the cell.
+  EXPECT_THROW(io::csv_parse("x;y\n1,5;2\n", "t.csv"), std::runtime_error);
+}
+
 // A series' gaps: blank, NA, N/A and NaN read as NaN with missing_as_nan (infinities stay
 // errors); record_lines gives each row's line in the file (comments and blank lines skipped).
 TEST(Csv, MissingValuesAsNanAndLineNumbers) {

@@ -1,11 +1,11 @@
 // kernelformer/io/csv.hpp — numeric CSV tables in and out.
 //
-// Reading: comma-separated, optional header row (taken as a header when any of its cells is not
-// a number), blank lines and lines starting with '#' skipped, surrounding spaces and quotes
-// trimmed, a UTF-8 byte-order mark and CRLF line ends accepted (as spreadsheets write them),
-// duplicate column names refused. Every cell of a column that is read must be a finite number:
-// errors name the file, the 1-based line and the column, and quote at most ~80 characters.
-// Numbers are parsed locale-independently (std::from_chars).
+// Reading: comma-, tab- or semicolon-separated (detected from the first line), optional header row
+// (taken as a header when any of its cells is not a number), blank lines and lines starting with
+// '#' skipped, surrounding spaces and quotes trimmed, a UTF-8 byte-order mark and CRLF line ends
+// accepted (as spreadsheets write them), duplicate column names refused. Every cell of a column
+// that is read must be a finite number: errors name the file, the 1-based line and the column, and
+// quote at most ~80 characters. Numbers are parsed locale-independently (std::from_chars).
 //
 // csv_read maps the file (io/mapped_file.hpp) and parses it in one pass straight into columns
 // sized exactly once (a line count first bounds the rows), releasing the mapped pages behind the
@@ -46,7 +46,10 @@ struct csv_table {
 
 struct csv_options {
   std::vector<std::string> columns;  // parse only these (by header name); empty: every column
-  bool drop_blank = false;           // skip rows with a blank cell in a parsed column (--na drop)
+  // Skip rows with a missing value in a parsed column (--na drop): a blank cell, or NA, N/A, NaN
+  // (any case) in a numeric one.
+  bool drop_blank = false;
+  char separator = 0;  // 0: detected from the first line (',' if it has one, else tab, else ';')
   // Columns kept as text (class labels); a column may not be both numeric and text. A blank
   // text cell is an error naming the line, or drops the row with drop_blank.
   std::vector<std::string> text_columns;
