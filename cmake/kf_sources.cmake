@@ -74,6 +74,7 @@ set(KF_VIZ_SOURCES
 )
 set(KF_MODEL_SOURCES
   src/model/sequence_regressor.cpp
+  src/model/sampling.cpp
   src/model/checkpoint.cpp
   src/model/periodic_experiment.cpp
   src/model/periodic_reference.cpp

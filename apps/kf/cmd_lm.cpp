@@ -24,6 +24,7 @@ struct lm_options {
   std::string corpus, tokenizer = "char", config = "tiny", kernel = "exp_dot", save, summary, out;
   std::uint64_t seed = 0;
   index iters = 0, batch = 0, vocab = 8000;  // vocab: at most this many pieces, <unk> included
+  index eval_iters = 0;                      // 0: the preset's evaluation windows
   double lr = 0, val_fraction = 0.1;
   bool quiet = false;
   std::string resume;  // a checkpoint written by --save-every
@@ -92,6 +93,8 @@ model::lm_preset lm_preset_of(const lm_options& o, text::tokenizer_kind& kind) {
     p.eval_every = std::min(p.eval_every, std::max<index>(1, o.iters));
   }
   if (o.batch > 0) p.batch = o.batch;
+  if (o.eval_iters < 0) throw user_error("--eval-iters must be >= 1 (0: the config's)");
+  if (o.eval_iters > 0) p.eval_windows = o.eval_iters;
   if (o.lr > 0) p.lr = o.lr, p.min_lr = o.lr / 10;
   check_train_files({o.save, o.summary, o.out});
   return p;
@@ -217,6 +220,9 @@ void add_train_lm(CLI::App* train) {
       ->capture_default_str();
   sub->add_option("--iters", o->iters, "iterations (default: 400 tiny, 2000 small)");
   sub->add_option("--batch", o->batch, "batch size (default: 16 tiny, 12 small)");
+  sub->add_option("--eval-iters", o->eval_iters,
+                  "context windows per loss estimate (train and validation, at every evaluation; "
+                  "default 64 tiny, 240 small): the evaluation's cost, stated at the start");
   sub->add_option("--lr", o->lr, "peak learning rate (default: 2e-3 tiny, 1e-3 small)");
   sub->add_option("--val-fraction", o->val_fraction, "the end of the text held out")
       ->capture_default_str();

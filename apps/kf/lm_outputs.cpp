@@ -107,11 +107,15 @@ void print_lm_start(const lm_run& r) {
   fmt::print(
       "kf train lm: {} ({} bytes; {} train / {} validation tokens, {} tokenizer, vocabulary {})\n"
       "  {} config: {} layers, {} heads, width {}, context {}, {} parameters, kernel {}; "
-      "{} iterations of batch {}{}\n",
+      "{} iterations of batch {}{}\n"
+      "  evaluation every {} iterations: {} windows of {} tokens each for the train and the "
+      "validation loss (--eval-iters; {:.1f}x a training step's tokens, forward only)\n",
       r.corpus, r.corpus_bytes, r.train_tokens, r.val_tokens, r.tokenizer, r.tok.size(), r.config,
       p.model.decoder_layers, p.model.block.heads, p.model.block.d_model, p.model.context,
       r.parameters, kernel_describe(p.model.block.kernel), p.iters, p.batch,
-      dist::size() > 1 ? fmt::format(", data-parallel over {} MPI ranks", dist::size()) : "");
+      dist::size() > 1 ? fmt::format(", data-parallel over {} MPI ranks", dist::size()) : "",
+      p.eval_every, p.eval_windows, p.model.context,
+      2.0 * double(p.eval_windows) / double(std::max<index>(1, p.batch)));
 }
 
 void print_lm_result(const lm_run& r, const std::string& save, const std::string& out,

@@ -154,55 +154,48 @@ void generation_cache<T>::attend(index l, matrix_view<T> a1, const_matrix_view<T
   att.out_proj.forward(m_.p_, a1, att_.cview());  // a1 = att W_oᵀ + b_o
 }
 
-namespace {
-
-// Next token from logits z (V): greedy at temperature 0, else a draw among the top_k (0: all)
-// with probabilities ∝ exp(z / temperature).
+// The context the repetition penalty looks at is the model's: history keeps the last `context`
+// tokens (trimmed in blocks, so memory stays bounded whatever n_tokens is).
 template <class T>
-index pick_token(const T* z, index V, double temperature, index top_k, std::mt19937_64& rng,
-                 std::vector<double>& prob, std::vector<index>& order) {
-  if (temperature == 0) return static_cast<index>(std::max_element(z, z + V) - z);
-  std::iota(order.begin(), order.end(), index(0));
-  const index k = top_k > 0 ? std::min(top_k, V) : V;
-  std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                    [&](index a, index b) { return z[a] > z[b] || (z[a] == z[b] && a < b); });
-  const double zmax = double(z[order[0]]);  // subtracted: exp never overflows, the top is 1
-  double sum = 0;
-  for (index i = 0; i < k; ++i) {
-    const auto iu = static_cast<std::size_t>(i);
-    prob[iu] = std::exp((double(z[order[iu]]) - zmax) / temperature);
-    sum += prob[iu];
+void token_model_generate_stream(token_model<T>& m, std::span<const index> prompt, index n_tokens,
+                                 const sampling& rule, std::uint64_t seed,
+                                 const std::function<bool(index)>& emit, bool use_cache) {
+  if (m.is_encoder_decoder()) throw std::invalid_argument("generate: needs a decoder-only model");
+  if (prompt.empty()) throw std::invalid_argument("generate: the prompt is empty");
+  rule.validate();
+  if (n_tokens <= 0) return;
+  const index V = m.config().vocab, C = m.config().context;
+  generation_cache<T> gen(m, !use_cache);
+  token_sampler sampler(V, rule, seed);
+  std::vector<index> history(prompt.begin(), prompt.end());
+  std::span<const T> z = gen.append(prompt);
+  for (index step = 0; step < n_tokens; ++step) {
+    const auto n = static_cast<index>(history.size());
+    const std::span<const index> recent(history.data() + std::max<index>(0, n - C),
+                                        static_cast<std::size_t>(std::min(n, C)));
+    const index next = sampler.pick(z, recent);
+    if (!emit(next)) return;
+    history.push_back(next);
+    if (static_cast<index>(history.size()) > 2 * C)
+      history.erase(history.begin(), history.end() - C);
+    if (step + 1 < n_tokens) z = gen.append(next);  // the last token needs no forward
   }
-  double u = std::uniform_real_distribution<double>(0.0, sum)(rng);
-  for (index i = 0; i < k; ++i) {
-    u -= prob[static_cast<std::size_t>(i)];
-    if (u < 0) return order[static_cast<std::size_t>(i)];
-  }
-  return order[static_cast<std::size_t>(k - 1)];  // u ≈ sum by rounding: the last candidate
 }
-
-}  // namespace
 
 template <class T>
 void token_model_generate_stream(token_model<T>& m, std::span<const index> prompt, index n_tokens,
                                  double temperature, index top_k, std::uint64_t seed,
                                  const std::function<void(index)>& emit, bool use_cache) {
-  if (m.is_encoder_decoder()) throw std::invalid_argument("generate: needs a decoder-only model");
-  if (prompt.empty()) throw std::invalid_argument("generate: the prompt is empty");
-  if (temperature < 0 || !std::isfinite(temperature))
-    throw std::invalid_argument("generate: temperature must be >= 0");
-  if (n_tokens <= 0) return;
-  const index V = m.config().vocab;
-  generation_cache<T> gen(m, !use_cache);
-  std::mt19937_64 rng(seed);
-  std::vector<double> prob(static_cast<std::size_t>(V));
-  std::vector<index> order(static_cast<std::size_t>(V));
-  std::span<const T> z = gen.append(prompt);
-  for (index step = 0; step < n_tokens; ++step) {
-    const index next = pick_token(z.data(), V, temperature, top_k, rng, prob, order);
-    emit(next);
-    if (step + 1 < n_tokens) z = gen.append(next);  // the last token needs no forward
-  }
+  sampling rule;
+  rule.temperature = temperature;
+  rule.top_k = top_k;
+  token_model_generate_stream<T>(
+      m, prompt, n_tokens, rule, seed,
+      [&](index id) {
+        emit(id);
+        return true;
+      },
+      use_cache);
 }
 
 template <class T>
@@ -229,5 +222,11 @@ template void token_model_generate_stream<float>(token_model<float>&, std::span<
 template void token_model_generate_stream<double>(token_model<double>&, std::span<const index>,
                                                   index, double, index, std::uint64_t,
                                                   const std::function<void(index)>&, bool);
+template void token_model_generate_stream<float>(token_model<float>&, std::span<const index>, index,
+                                                 const sampling&, std::uint64_t,
+                                                 const std::function<bool(index)>&, bool);
+template void token_model_generate_stream<double>(token_model<double>&, std::span<const index>,
+                                                  index, const sampling&, std::uint64_t,
+                                                  const std::function<bool(index)>&, bool);
 
 }  // namespace kf::model

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelformer/model/sampling.hpp"
 #include "kernelformer/nn/embedding.hpp"
 #include "kernelformer/nn/lm_head.hpp"
 #include "kernelformer/nn/parameters.hpp"
@@ -141,5 +142,11 @@ template <class T>
 void token_model_generate_stream(token_model<T>& m, std::span<const index> prompt, index n_tokens,
                                  double temperature, index top_k, std::uint64_t seed,
                                  const std::function<void(index)>& emit, bool use_cache = true);
+// The same with the whole sampling rule (model/sampling.hpp: top-p, a repetition penalty over the
+// last `context` tokens); emit returns false to stop (kf sample's --stop strings).
+template <class T>
+void token_model_generate_stream(token_model<T>& m, std::span<const index> prompt, index n_tokens,
+                                 const sampling& rule, std::uint64_t seed,
+                                 const std::function<bool(index)>& emit, bool use_cache = true);
 
 }  // namespace kf::model
