@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -115,8 +116,23 @@ struct grid_outputs {
   // (the folders made then): a failed or killed grid leaves no file and no folder.
   io::atomic_writer w{io::staging{.in_memory = true, .make_folders = true}};
   progress_bar bar{"experiment"};
-  int done = 0, total = 0;
+  int done = 0, total = 0;  // runs
+  bool announced = false;   // the planned cost, printed once the first epoch has timed the pace
 };
+
+// After the first epoch of the grid: the plan (runs × epochs) and its cost at that pace, on
+// stderr, so a long grid says what it will take from its first seconds.
+void announce_plan(grid_outputs& out, index epochs, double first_epoch_seconds, bool quiet) {
+  out.announced = true;
+  if (quiet) return;
+  const double total = first_epoch_seconds * double(epochs) * double(out.total);
+  fmt::print(stderr,
+             "kf experiment periodic: {} runs of {} epochs; about {} at the first epoch's pace "
+             "({:.2f} s)\n",
+             out.total, epochs,
+             total < 120 ? fmt::format("{:.0f} s", total) : fmt::format("{:.0f} min", total / 60),
+             first_epoch_seconds);
+}
 
 // One function: every kernel × seed trained and forecast; a markdown row per kernel, a CSV row
 // per run; with --out, the first kernel's first seed's figures (periodic_outputs.hpp).
@@ -134,7 +150,17 @@ void run_function(const experiment_options& o, const grid& g, model::periodic_fu
       model::sequence_regressor<float> m(cfg, seed);
       model::train_options t = g.train;
       t.seed = seed;
-      const auto tr = model::train_regressor(m, data.train_x, data.train_y, t);
+      // The bar counts epochs over the whole grid, so it moves (with its ETA) from the first one.
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto tr = model::train_regressor(
+          m, data.train_x, data.train_y, t, [&](index e, index epochs, double) {
+            if (!out.announced)
+              announce_plan(
+                  out, epochs,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                  o.quiet);
+            out.bar.update(int(index(out.done) * epochs + e), int(index(out.total) * epochs));
+          });
       const auto fc = model::periodic_forecast_model(data, m);
       if (!o.out.empty() && &k == &g.kerns.front() && seed == g.seeds.front()) {
         stage_periodic_outputs(out.w, o.out + "/" + fname, {fname, o.config, cfg, data, fc, tr}, m);
@@ -145,7 +171,7 @@ void run_function(const experiment_options& o, const grid& g, model::periodic_fu
       out.csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", fname, paper, nw.loo.mse_rollout,
                              nw.scaled.mse_rollout, nw.validated.mse_rollout, kernel_format(k),
                              seed, fc.mse_rollout, fc.mse_teacher_forced, c.epoch_s.back());
-      out.bar.update(++out.done, out.total);
+      ++out.done;
     }
     out.md += fmt::format(
         "| {} | {} | {:.3g} | {:.3g} | {:.3g} (h {:.3g}) | {} | {:.3g} ({:.3g}–{:.3g}) | {:.3g} "

@@ -150,6 +150,9 @@ TEST(KfExperiment, TableWithNadarayaWatsonBaseline) {
       "experiment periodic --functions sin --kernels exp_dot,linear --seeds 0 --epochs 1 --out " +
       dir.string());
   ASSERT_EQ(r.code, 0) << r.output;
+  // The plan and its cost, stated once the first epoch has timed the pace.
+  EXPECT_NE(r.output.find("kf experiment periodic: 2 runs of 1 epochs; about "), std::string::npos)
+      << r.output;
   const std::string csv = io::read_file((dir / "table.csv").string());
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3) << csv;  // header + 2 runs
   const std::string md = io::read_file((dir / "table.md").string());
