@@ -22,13 +22,18 @@ prints a Markdown table.
   kde        KernelDensity(bandwidth='silverman') fit + score_samples at 512 points, 10^4 points
              in 1-D, vs statsmodels KDEUnivariate.fit(fft=True) + evaluate at the same points:
              target faster
+  classify   KNNClassifier(n_neighbors=10) vs scikit-learn KNeighborsClassifier(10), fit +
+             predict_proba at 10^5 + 10^5 points in 2-D (probabilities checked equal); and
+             KernelClassifier(bandwidth=0.2) vs a Parzen classifier from scikit-learn's
+             KernelDensity per class (priors x densities, normalized) at 2*10^4 + 2*10^4 points
+             in 2-D: target at least as fast
   torch      kernelformer.torch.smooth forward + backward, B=1, H=8, T=1024, D=64, float32, vs
              the same softmax attention written in PyTorch (softmax(q k^T / 8) v), both on 2
              threads, alternated over rounds: target >= 2x
 
 Usage (from the repository root, with the package installed in .venv, docs/python.md):
     .venv/bin/python python/bench_python.py [--bench build/release/bench/bench_regression]
-        [--rounds 5] [--only overhead,seed001,nw-cv,knn,predict,kde,torch] [--quick]
+        [--rounds 5] [--only overhead,seed001,nw-cv,knn,predict,kde,classify,torch] [--quick]
         [--json OUT.json]
 Build the C++ benchmark first: cmake --preset release && cmake --build --preset release
 --target bench_regression. --quick shrinks the sizes (a smoke run, not the targets).
@@ -305,12 +310,61 @@ def bench_kde(rows, quick):
                  f"{b / a:.2f}x", "yes" if a < b else "NO"])
 
 
+def bench_classify(rows, quick):
+    from sklearn.neighbors import KernelDensity as SkKDE
+    from sklearn.neighbors import KNeighborsClassifier
+    rng = np.random.default_rng(7)
+
+    def blobs(n):
+        y = rng.integers(0, 3, n)
+        return rng.normal(size=(n, 2)) * 0.8 + np.array([[0, 0], [2, 0], [1, 2]])[y], y
+
+    n = 10_000 if quick else 100_000
+    x, y = blobs(n)
+    xq, _ = blobs(n)
+
+    def ours():
+        return kf.KNNClassifier(n_neighbors=10).fit(x, y).predict_proba(xq)
+
+    def theirs():
+        return KNeighborsClassifier(n_neighbors=10).fit(x, y).predict_proba(xq)
+
+    a = statistics.median(median_time(ours, 1, 0) for _ in range(3))
+    b = statistics.median(median_time(theirs, 1, 0) for _ in range(3))
+    assert np.allclose(ours(), theirs()), "KNN probabilities differ"
+    rows.append([f"KNN classifier, k=10, 2-D: fit + predict_proba, {n:,} + {n:,} points",
+                 "at least as fast as scikit-learn", f"KNNClassifier {a * 1e3:.0f} ms",
+                 f"KNeighborsClassifier {b * 1e3:.0f} ms", f"{b / a:.2f}x",
+                 "yes" if a <= b else "NO"])
+    n = 2_000 if quick else 20_000
+    x, y = blobs(n)
+    xq, _ = blobs(n)
+    h = 0.2
+
+    def kernel_ours():
+        return kf.KernelClassifier(bandwidth=h).fit(x, y).predict_proba(xq)
+
+    def kernel_theirs():  # Parzen: P(c | x) ∝ n_c · f_c(x) = Σ_{j in c} K(x, x_j)
+        logs = np.stack([np.log((y == c).mean()) + SkKDE(bandwidth=h).fit(x[y == c])
+                         .score_samples(xq) for c in range(3)], axis=1)
+        p = np.exp(logs - logs.max(1, keepdims=True))
+        return p / p.sum(1, keepdims=True)
+
+    a = statistics.median(median_time(kernel_ours, 1, 0) for _ in range(3))
+    b = statistics.median(median_time(kernel_theirs, 1, 0) for _ in range(3))
+    assert np.allclose(kernel_ours(), kernel_theirs(), atol=1e-6), "kernel probabilities differ"
+    rows.append([f"Kernel classifier, gaussian h={h}, 2-D: fit + predict_proba, {n:,} + {n:,}",
+                 "at least as fast as scikit-learn", f"KernelClassifier {a * 1e3:.0f} ms",
+                 f"KernelDensity per class (Parzen) {b * 1e3:.0f} ms", f"{b / a:.2f}x",
+                 "yes" if a <= b else "NO"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(_here, "..", "build", "release", "bench",
                                                     "bench_regression"))
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--only", default="overhead,seed001,nw-cv,knn,predict,kde,torch")
+    ap.add_argument("--only", default="overhead,seed001,nw-cv,knn,predict,kde,classify,torch")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -329,6 +383,8 @@ def main():
         bench_predict(rows, a.quick)
     if "kde" in only:
         bench_kde(rows, a.quick)
+    if "classify" in only:
+        bench_classify(rows, a.quick)
     if "torch" in only:
         bench_torch(rows, a.rounds, a.quick)
     cpu = ""

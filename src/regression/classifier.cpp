@@ -10,6 +10,7 @@
 #include "kernelformer/masks.hpp"
 #include "kernelformer/progress.hpp"
 #include "kernelformer/smooth.hpp"
+#include "regression/knn.hpp"
 
 namespace kf {
 namespace {
@@ -76,6 +77,55 @@ evaluation_setup make_setup(const classify_spec& spec, index n, index d, bool lo
   return s;
 }
 
+// A neighbor list's class distribution into row (C): uniform weights, or 1/distance with the
+// exact matches (distance 0, first in the list) taking all the weight — the top-k mask's weights.
+void class_distribution(const index* idx, const double* dist, index m,
+                        const std::vector<index>& labels, bool distance_weights, double* row,
+                        index num_classes) {
+  std::fill(row, row + num_classes, 0.0);
+  index zeros = 0;
+  if (distance_weights)
+    while (zeros < m && dist[zeros] == 0) ++zeros;
+  const index use = distance_weights && zeros > 0 ? zeros : m;
+  double sum = 0;
+  for (index j = 0; j < use; ++j) {
+    const double w = distance_weights && zeros == 0 ? 1.0 / dist[j] : 1.0;
+    row[labels[static_cast<std::size_t>(idx[j])]] += w;
+    sum += w;
+  }
+  for (index c = 0; c < num_classes; ++c) row[c] /= sum;
+}
+
+// The neighbor route: the k nearest of each query (loo: of the other points) from one search.
+matrix<double> knn_probabilities(const classify_spec& spec, const detail::knn_search& search,
+                                 const std::vector<index>& labels, index num_classes,
+                                 const_matrix_view<double> xq, bool loo) {
+  matrix<double> out(xq.rows, num_classes);
+  const index want = loo ? spec.k + 1 : spec.k;
+  progress_step step(fmt::format("neighbor queries ({} points)", xq.rows), xq.rows);
+#pragma omp parallel
+  {
+    std::vector<index> idx(static_cast<std::size_t>(want));
+    std::vector<double> dist(static_cast<std::size_t>(want)), q(static_cast<std::size_t>(xq.cols));
+#pragma omp for schedule(static)
+    for (index i = 0; i < xq.rows; ++i) {
+      step.tick(i);
+      for (index c = 0; c < xq.cols; ++c) q[static_cast<std::size_t>(c)] = xq(i, c);
+      index m = search.query(q.data(), want, idx.data(), dist.data());
+      if (loo) m = detail::knn_drop_self(idx.data(), dist.data(), m, i);
+      class_distribution(idx.data(), dist.data(), std::min(m, spec.k), labels,
+                         spec.knn_distance_weights, out.view().row(i), num_classes);
+    }
+  }
+  return out;
+}
+
+// k by the LOO criterion over 1..k_max from one search of k_max + 1 neighbors per point (each
+// list without the point itself); returns the curve, the best k into spec.k.
+std::vector<criterion_point> knn_choose_k(classify_spec& spec, const_matrix_view<double> x,
+                                          const std::vector<index>& labels, index num_classes,
+                                          index k_max, const progress_fn& progress);
+
 // LOO criterion of one candidate: the log-loss, or 1 − accuracy with the log-loss breaking ties
 // (its weight 1e-9 × at most 34.5 = −log 1e-15 stays below one row's accuracy step 1/n up to
 // ~10^7 rows). Lower is better; one all-pairs evaluation, O(n²).
@@ -127,6 +177,10 @@ matrix<double> classify_probabilities(const classify_spec& spec, const_matrix_vi
     throw std::invalid_argument(
         fmt::format("classify: query points have {} columns, the data {}", xq.cols, d));
   const evaluation_setup s = make_setup(spec, n, d, loo);
+  if (spec.method == classify_method::knn && !spec.exact) {
+    if (undefined != nullptr) *undefined = 0;  // every row has k ≥ 1 neighbors
+    return knn_probabilities(spec, detail::knn_search(x), labels, num_classes, xq, loo);
+  }
   // p_c(x) = Σ_j K(x, x_j) [y_j = c] / Σ_j K(x, x_j): NW with the one-hot rows as values.
   // V: the one-hot labels (n × C); the primitive's output row is then the class distribution.
   matrix<double> onehot(n, num_classes);
@@ -170,6 +224,14 @@ classify_fit classify_fit_data(classify_spec spec, const_matrix_view<double> x,
   if (spec.method == classify_method::knn && spec.k == 0) {
     const index k_max = std::min(spec.k_max, n - 1);
     if (k_max < 1) throw std::invalid_argument("knn: --k-max must be at least 1");
+    if (!spec.exact) {
+      f.curve = knn_choose_k(spec, x, labels, num_classes, k_max, progress);
+      f.spec.k = spec.k;
+      f.at_search_boundary = spec.k == k_max && k_max < n - 1;
+    }
+  }
+  if (spec.method == classify_method::knn && spec.k == 0) {
+    const index k_max = std::min(spec.k_max, n - 1);
     double best = INFINITY;
     progress_step step("choosing k", k_max, static_cast<bool>(progress));
     for (index k = 1; k <= k_max; ++k) {
@@ -210,5 +272,54 @@ classify_fit classify_fit_data(classify_spec spec, const_matrix_view<double> x,
   }
   return f;
 }
+
+namespace {
+
+std::vector<criterion_point> knn_choose_k(classify_spec& spec, const_matrix_view<double> x,
+                                          const std::vector<index>& labels, index num_classes,
+                                          index k_max, const progress_fn& progress) {
+  const index n = x.rows;
+  const detail::knn_search search(x);
+  const auto width = static_cast<std::size_t>(k_max + 1);
+  std::vector<index> idx(static_cast<std::size_t>(n) * width), len(static_cast<std::size_t>(n));
+  std::vector<double> dist(idx.size());
+  {
+    progress_step step(fmt::format("neighbors of {} points (k_max = {})", n, k_max), n);
+#pragma omp parallel
+    {
+      std::vector<double> q(static_cast<std::size_t>(x.cols));
+#pragma omp for schedule(static)
+      for (index i = 0; i < n; ++i) {
+        step.tick(i);
+        for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
+        index* li = idx.data() + static_cast<std::size_t>(i) * width;
+        double* di = dist.data() + static_cast<std::size_t>(i) * width;
+        const index m = search.query(q.data(), k_max + 1, li, di);
+        len[static_cast<std::size_t>(i)] = detail::knn_drop_self(li, di, m, i);
+      }
+    }
+  }
+  std::vector<criterion_point> curve;
+  double best = INFINITY;
+  matrix<double> p(n, num_classes);
+  for (index k = 1; k <= k_max; ++k) {
+    for (index i = 0; i < n; ++i) {
+      const std::size_t at = static_cast<std::size_t>(i) * width;
+      class_distribution(idx.data() + at, dist.data() + at,
+                         std::min(k, len[static_cast<std::size_t>(i)]), labels,
+                         spec.knn_distance_weights, p.view().row(i), num_classes);
+    }
+    const classify_scores s = classify_score(p.cview(), labels);
+    const double v = spec.criterion == classify_criterion::log_loss
+                         ? s.log_loss
+                         : (1.0 - s.accuracy) + 1e-9 * s.log_loss;
+    curve.push_back({double(k), {double(k)}, v});
+    if (v < best) best = v, spec.k = k;
+    if (progress) progress(static_cast<int>(k), static_cast<int>(k_max));
+  }
+  return curve;
+}
+
+}  // namespace
 
 }  // namespace kf

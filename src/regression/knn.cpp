@@ -54,9 +54,11 @@ neighbor_fit fit_from(const index* idx, const double* dist, index k, std::span<c
   return r;
 }
 
+}  // namespace
+
 // Drops row `self` from a neighbor list of length m (or, if it is not there, the last entry, or
 // an exact duplicate of it when the list has one): what is left are the nearest other points.
-index drop_self(index* idx, double* dist, index m, index self) {
+index knn_drop_self(index* idx, double* dist, index m, index self) {
   index at = m - 1;
   for (index j = 0; j < m; ++j)
     if (idx[j] == self) {
@@ -66,8 +68,6 @@ index drop_self(index* idx, double* dist, index m, index self) {
   for (index j = at; j + 1 < m; ++j) idx[j] = idx[j + 1], dist[j] = dist[j + 1];
   return m - 1;
 }
-
-}  // namespace
 
 struct knn_search::tree {
   matrix<double> rows;  // (n, d) the tree's own copy of the training rows
@@ -213,7 +213,7 @@ knn_training knn_training_pass(const regression_spec& spec, const knn_search& se
       t.fitted[iu] = f.fit;
       t.self_weight[iu] = f.self;
       if (m < 2) continue;  // a single point has no leave-one-out fit
-      m = drop_self(idx.data(), dist.data(), m, i);
+      m = knn_drop_self(idx.data(), dist.data(), m, i);
       const auto g = fit_from(idx.data(), dist.data(), m, y, spec.knn_distance_weights, -1);
       t.loo_residuals[iu] = y[iu] - g.fit;
     }
@@ -246,7 +246,7 @@ std::vector<double> knn_loo_cv_curve(const regression_spec& spec, const knn_sear
       const index i = order[static_cast<std::size_t>(r)];
       for (index c = 0; c < x.cols; ++c) q[static_cast<std::size_t>(c)] = x(i, c);
       index m = search.query(q.data(), k_max + 1, idx.data(), dist.data());
-      m = drop_self(idx.data(), dist.data(), m, i);
+      m = knn_drop_self(idx.data(), dist.data(), m, i);
       const double yi = y[static_cast<std::size_t>(i)];
       if (!spec.knn_distance_weights) {
         double sy = 0;

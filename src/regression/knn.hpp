@@ -40,6 +40,11 @@ class knn_search {
   std::unique_ptr<tree> tree_;  // d ≥ 2
 };
 
+// Drops row `self` from a neighbor list of length m (or, if it is not there, the last entry, or
+// an exact duplicate of it when the list has one): what is left are the nearest other points.
+// Returns the new length.
+index knn_drop_self(index* idx, double* dist, index m, index self);
+
 // search: the search over x built before (a fit's), or null to build one.
 regression_eval knn_evaluate(const regression_spec& spec, const_matrix_view<double> x,
                              std::span<const double> y, const_matrix_view<double> xq,

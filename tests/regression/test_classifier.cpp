@@ -223,5 +223,37 @@ TEST(Classifier, KnnMatchesScikitLearn) {
   EXPECT_TRUE(test::all_close(dist.cview(), fixture("knn7_dist_q").cview(), 1e-9, 1e-12));
 }
 
+// The neighbor route (the default) against the top-k mask over all pairs (spec.exact): the same
+// probabilities, leave-one-out and at new points, uniform and 1/distance weights, in 1 to 3
+// columns (continuous data: no ties in distance); the k search picks the same k on both.
+TEST(Classifier, KnnNeighborRouteMatchesAllPairs) {
+  for (index d : {1, 2, 3})
+    for (bool distance : {false, true}) {
+      SCOPED_TRACE("d=" + std::to_string(d) + (distance ? " distance" : " uniform"));
+      const labelled s = clouds(203, d, 4);
+      const auto q = test::random_matrix<double>(37, d, 17, -1, 3);
+      classify_spec fast;
+      fast.method = classify_method::knn;
+      fast.k = 6;
+      fast.knn_distance_weights = distance;
+      classify_spec exact = fast;
+      exact.exact = true;
+      for (bool loo : {true, false}) {
+        const auto xq = loo ? s.x.cview() : q.cview();
+        const auto a = classify_probabilities(fast, s.x.cview(), s.y, 3, xq, loo);
+        const auto b = classify_probabilities(exact, s.x.cview(), s.y, 3, xq, loo);
+        EXPECT_TRUE(test::all_close(a.cview(), b.cview(), 0, 1e-12)) << (loo ? "loo" : "new");
+      }
+      fast.k = exact.k = 0;
+      fast.k_max = exact.k_max = 15;
+      const auto fa = classify_fit_data(fast, s.x.cview(), s.y, 3);
+      const auto fb = classify_fit_data(exact, s.x.cview(), s.y, 3);
+      EXPECT_EQ(fa.spec.k, fb.spec.k);
+      ASSERT_EQ(fa.curve.size(), fb.curve.size());
+      for (std::size_t i = 0; i < fa.curve.size(); ++i)
+        EXPECT_NEAR(fa.curve[i].value, fb.curve[i].value, 1e-12) << "k=" << i + 1;
+    }
+}
+
 }  // namespace
 }  // namespace kf

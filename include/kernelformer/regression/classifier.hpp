@@ -10,8 +10,10 @@
 // LOO log-loss −(1/n) Σ_i log p_{y_i}^{(−i)}(x_i) or by the LOO accuracy (ties broken by the
 // log-loss). Probabilities are clipped to [1e-15, 1] inside the log-loss only. A row whose every
 // weight is zero (a compact kernel with no training point in reach) gets the training class
-// frequencies and is counted in `undefined`. Exact all-pairs sums in double: O(n²) per
-// candidate bandwidth, comfortable up to ~10^4 training rows.
+// frequencies and is counted in `undefined`. Nadaraya–Watson: exact all-pairs sums in double,
+// O(n²) per candidate bandwidth, comfortable up to ~10^4 training rows. KNN: the neighbor route
+// (O(k log n) per row; k chosen from one search of k_max + 1 neighbors per point), or all pairs
+// with classify_spec::exact.
 #pragma once
 
 #include <string>
@@ -33,6 +35,10 @@ struct classify_spec {
   index k = 0;                            // knn; 0: choose k in 1..k_max
   index k_max = 50;
   bool knn_distance_weights = false;  // knn: weights 1/|x − x_j| instead of uniform
+  // knn: the primitive under a top-k-by-distance mask over all pairs (O(n²), the reference)
+  // instead of the neighbor route (a sorted copy in 1-D, a k-d tree beyond: regression/knn.hpp),
+  // which the tests tie to it; ties in distance may pick other equidistant neighbors.
+  bool exact = false;
   classify_criterion criterion = classify_criterion::log_loss;
 };
 
