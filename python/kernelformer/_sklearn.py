@@ -14,6 +14,23 @@ except ImportError:  # Debian bookworm's 1.2: the estimator's own method
     _validate_data_fn = None
 
 
+class KeepsCppFit:
+    """An estimator that keeps its C++ fit (its route's grid, neighbor search) in `_fit_obj` for
+    its predictions. The C++ fit is not pickled: `_fitted_obj()` rebuilds it once after unpickling
+    through the subclass's `_refit()` (the data at the fitted parameters: the same numbers)."""
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_fit_obj", None)
+        return state
+
+    def _fitted_obj(self):
+        obj = getattr(self, "_fit_obj", None)
+        if obj is None:
+            obj = self._fit_obj = self._refit()
+        return obj
+
+
 class SearchBoundaryWarning(UserWarning):
     """The chosen bandwidth (or k) sits at an end of the searched range: the criterion may keep
     falling beyond it (`kf smooth` prints the same warning)."""

@@ -9,15 +9,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _kernelformer as _kf
-from ._sklearn import (criterion_name, curve_dict, distance_kernel, need_samples, parse_bandwidth,
-                       validate, warn_boundary)
+from ._sklearn import (KeepsCppFit, criterion_name, curve_dict, distance_kernel, need_samples,
+                       parse_bandwidth, validate, warn_boundary)
 
 __all__ = ["KernelDensity"]
 
 _COMPACT = ("boxcar", "epanechnikov", "biweight", "triweight", "tricube", "cosine")
 
 
-class KernelDensity(BaseEstimator):
+class KernelDensity(KeepsCppFit, BaseEstimator):
     """Kernel density estimation (scikit-learn's KernelDensity interface: fit, score_samples,
     score, sample).
 
@@ -98,19 +98,9 @@ class KernelDensity(BaseEstimator):
         X = validate(self, X, reset=False, dtype=np.float64, order="C")
         return _kf.kde_evaluate_fit(self._fitted_obj(), X, log=log)
 
-    def __getstate__(self):
-        # The C++ fit is not pickled: it is rebuilt from the data at the fitted bandwidth.
-        state = super().__getstate__()
-        state.pop("_fit_obj", None)
-        return state
-
-    def _fitted_obj(self):
-        obj = getattr(self, "_fit_obj", None)
-        if obj is None:
-            obj = _kf.kde_fit_data(self._kernel(), self._fit_X, _kf.BandwidthCriterion.fixed,
-                                   self.bandwidth_.tolist(), bool(self.exact))["fit"]
-            self._fit_obj = obj
-        return obj
+    def _refit(self):  # KeepsCppFit: the fit at the fitted bandwidth
+        return _kf.kde_fit_data(self._kernel(), self._fit_X, _kf.BandwidthCriterion.fixed,
+                                self.bandwidth_.tolist(), bool(self.exact))["fit"]
 
     def score_samples(self, X):
         """Log-density at each row of X (n_queries, n_features) -> (n_queries,). Computed in log

@@ -13,8 +13,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _kernelformer as _kf
-from ._sklearn import (SearchBoundaryWarning, criterion_name, curve_dict, distance_kernel,
-                       need_samples, parse_bandwidth, validate, warn_boundary)
+from ._sklearn import (KeepsCppFit, SearchBoundaryWarning, criterion_name, curve_dict,
+                       distance_kernel, need_samples, parse_bandwidth, validate, warn_boundary)
 
 __all__ = ["NadarayaWatsonRegressor", "LocalLinearRegressor", "KNNRegressor",
            "SearchBoundaryWarning"]
@@ -69,7 +69,7 @@ def _document(cls, param, extra):
     cls.__doc__ += _FITTED_DOC.format(param=param) + extra
 
 
-class _Smoother(RegressorMixin, BaseEstimator):
+class _Smoother(KeepsCppFit, RegressorMixin, BaseEstimator):
     """The common fit/predict of the three regressors (subclasses set _method)."""
 
     _method = "nw"
@@ -107,21 +107,11 @@ class _Smoother(RegressorMixin, BaseEstimator):
         self._set_fitted(res, X.shape[1])
         return self
 
-    def __getstate__(self):
-        # The C++ fit is not pickled: predict rebuilds it from the data and the fitted parameters.
-        state = super().__getstate__()
-        state.pop("_fit_obj", None)
-        return state
-
-    def _fitted_obj(self):
-        obj = getattr(self, "_fit_obj", None)
-        if obj is None:  # unpickled: the same smoother, rebuilt at the fitted bandwidth (or k)
-            spec = self._spec_fitted()
-            spec.per_point = False
-            obj = _kf.regression_fit_data(spec, self._fit_X, self._fit_y,
-                                          _kf.BandwidthCriterion.fixed)["fit"]
-            self._fit_obj = obj
-        return obj
+    def _refit(self):  # KeepsCppFit: the same smoother at the fitted bandwidth (or k)
+        spec = self._spec_fitted()
+        spec.per_point = False
+        return _kf.regression_fit_data(spec, self._fit_X, self._fit_y,
+                                       _kf.BandwidthCriterion.fixed)["fit"]
 
     def predict(self, X, return_std=False):
         """Predict at X (n_queries, n_features) -> y_hat (n_queries,).

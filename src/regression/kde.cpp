@@ -397,6 +397,24 @@ double kde_cv_ls(const any_kernel& kernel, const_matrix_view<double> x,
   return integral - cross;
 }
 
+namespace {
+
+// A 1-D binned fit whose bandwidth was known before any binning (a rule or a fixed value): the
+// data binned once, over the range kde_evaluate reads (the data widened by the kernel's reach),
+// for the reported criterion and every density.
+void keep_grid(kde_fit& f, std::span<const double> xs) {
+  const auto [xlo, xhi] = std::minmax_element(xs.begin(), xs.end());
+  const double h = f.bandwidth.at(0);
+  const double reach =
+      std::min(binned_reach(with_bandwidth(f.kernel, h), binned_settings{}.tail_tolerance),
+               std::max(*xhi - *xlo, h));
+  f.cache.grid =
+      std::make_shared<detail::kde_binned>(xs, *xlo - reach, *xhi + reach, f.options.shard);
+  f.cache.lock = std::make_shared<std::mutex>();
+}
+
+}  // namespace
+
 kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                      bandwidth_criterion criterion, std::vector<double> bandwidth,
                      const progress_fn& progress, const kde_options& options) {
@@ -461,18 +479,7 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                       bandwidth_criterion_name(criterion)));
   }
   f.route = choose_kde_route(kernel, f.bandwidth, f.x.cview(), options);
-  if (binned && x.cols == 1 && !searched) {
-    // The bandwidth is known before any binning: bin once, over the range kde_evaluate reads
-    // (the data widened by the kernel's reach), for the criterion below and every density.
-    const auto [xlo, xhi] = std::minmax_element(xs.begin(), xs.end());
-    const double h = f.bandwidth.at(0);
-    const double reach =
-        std::min(binned_reach(with_bandwidth(kernel, h), binned_settings{}.tail_tolerance),
-                 std::max(*xhi - *xlo, h));
-    f.cache.grid =
-        std::make_shared<detail::kde_binned>(xs, *xlo - reach, *xhi + reach, options.shard);
-    f.cache.lock = std::make_shared<std::mutex>();
-  }
+  if (binned && x.cols == 1 && !searched) keep_grid(f, xs);
   detail::kde_binned* grid = f.cache.grid ? f.cache.grid.get() : kb.get();
   // Rules and fixed bandwidths report likelihood CV (cv_ml); a searched criterion itself.
   const bandwidth_criterion reported =

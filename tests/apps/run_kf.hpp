@@ -22,10 +22,8 @@ struct result {
   std::string output;  // stdout + stderr
 };
 
-inline result run_kf(const std::string& args) {
-  std::string cmd =
-      KF_EXE;  // appended, not a + b + c: GCC 12 warns falsely (-Warray-bounds) on that
-  cmd.append(" ").append(args).append(" 2>&1");
+// A shell command line (sh -c), its exit code and combined output (the command says 2>&1).
+inline result run_shell(const std::string& cmd) {
   result r{0, ""};
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};
@@ -33,6 +31,13 @@ inline result run_kf(const std::string& args) {
   const int st = pclose(p);
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
+}
+
+inline result run_kf(const std::string& args) {
+  std::string cmd =
+      KF_EXE;  // appended, not a + b + c: GCC 12 warns falsely (-Warray-bounds) on that
+  cmd.append(" ").append(args).append(" 2>&1");
+  return run_shell(cmd);
 }
 
 // A TCP connection to 127.0.0.1:PORT (a file descriptor), or -1.

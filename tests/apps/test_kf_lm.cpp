@@ -51,34 +51,6 @@ TEST(KfLm, TrainSampleAttention) {
   EXPECT_NE(s4.output.find("generation: recompute"), std::string::npos) << s4.output;
   EXPECT_EQ(s4.output.substr(0, s4.output.find("generation:")),
             s1.output.substr(0, s1.output.find("generation:")));
-  // Nucleus sampling and the repetition penalty: deterministic per seed; --stop ends the text
-  // before the stop string, which is not printed.
-  auto t1 = run_kf("sample" + m + " --prompt \"The \" --tokens 60 --seed 4 --top-p 0.9 " +
-                   "--repetition-penalty 1.3 2>/dev/null");
-  auto t2 = run_kf("sample" + m + " --prompt \"The \" --tokens 60 --seed 4 --top-p 0.9 " +
-                   "--repetition-penalty 1.3 2>/dev/null");
-  ASSERT_EQ(t1.code, 0) << t1.output;
-  EXPECT_EQ(t1.output, t2.output);
-  auto greedy = run_kf("sample" + m + " --prompt \"The \" --tokens 60 --temperature 0 2>/dev/null");
-  ASSERT_EQ(greedy.code, 0) << greedy.output;
-  const std::string text = greedy.output.substr(4);  // after the prompt
-  const auto cut = text.find(' ');
-  if (cut != std::string::npos && cut > 0) {
-    auto st = run_kf("sample" + m + " --prompt \"The \" --tokens 60 --temperature 0 --stop \" \"");
-    ASSERT_EQ(st.code, 0) << st.output;
-    EXPECT_EQ(st.output.substr(0, st.output.find('\n')), "The " + text.substr(0, cut)) << st.output;
-    EXPECT_NE(st.output.find("stopped at a --stop string"), std::string::npos) << st.output;
-  }
-  for (const char* bad :
-       {" --top-p 0", " --top-p 1.5", " --repetition-penalty 0.5", " --stop \"\""}) {
-    auto b = run_kf("sample" + m + bad);
-    EXPECT_EQ(b.code, 2) << bad << ": " << b.output;
-  }
-  // --eval-iters bounds the evaluation and the start line states its cost.
-  auto ev = run_kf("train lm --corpus " + corpus + " --iters 3 --eval-iters 8");
-  ASSERT_EQ(ev.code, 0) << ev.output;
-  EXPECT_NE(ev.output.find("8 windows of 32 tokens each"), std::string::npos) << ev.output;
-  EXPECT_EQ(run_kf("train lm --corpus " + corpus + " --iters 3 --eval-iters -1").code, 2);
   // Characters never seen in training: a warning, not a crash.
   auto s3 = run_kf("sample" + m + " --prompt \"Zebra \xE2\x98\x83\" --tokens 5");
   EXPECT_EQ(s3.code, 0) << s3.output;
@@ -116,6 +88,46 @@ TEST(KfLm, TrainSampleAttention) {
   EXPECT_NE(table.find("gaussian:h=2,"), std::string::npos) << table;
   r = run_kf("experiment lm --corpus " + corpus + " --kernels nope --iters 1");
   EXPECT_EQ(r.code, test::error_exit(r.output));
+  fs::remove_all(dir);
+}
+
+// kf sample's options: nucleus sampling and the repetition penalty are deterministic per seed;
+// --stop ends the text before the stop string, which is not printed; bad values exit 2.
+// --eval-iters bounds the evaluation and the start line states its cost.
+TEST(KfLm, SamplingOptionsAndEvalIters) {
+  const fs::path dir = fs::temp_directory_path() / ("kf_lm_s_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string d = dir.string(),
+                    corpus = std::string(KF_FIXTURES_DIR).append("/memorize_1k.txt");
+  auto r = run_kf("train lm --corpus " + corpus + " --iters 10 --save " + d + "/lm.safetensors");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string m = " --model " + d + "/lm.safetensors";
+  auto t1 = run_kf("sample" + m + " --prompt \"The \" --tokens 60 --seed 4 --top-p 0.9 " +
+                   "--repetition-penalty 1.3 2>/dev/null");
+  auto t2 = run_kf("sample" + m + " --prompt \"The \" --tokens 60 --seed 4 --top-p 0.9 " +
+                   "--repetition-penalty 1.3 2>/dev/null");
+  ASSERT_EQ(t1.code, 0) << t1.output;
+  EXPECT_EQ(t1.output, t2.output);
+  auto greedy = run_kf("sample" + m + " --prompt \"The \" --tokens 60 --temperature 0 2>/dev/null");
+  ASSERT_EQ(greedy.code, 0) << greedy.output;
+  const std::string text = greedy.output.substr(4);  // after the prompt
+  const auto cut = text.find(' ');
+  if (cut != std::string::npos && cut > 0) {
+    auto st = run_kf("sample" + m + " --prompt \"The \" --tokens 60 --temperature 0 --stop \" \"");
+    ASSERT_EQ(st.code, 0) << st.output;
+    EXPECT_EQ(st.output.substr(0, st.output.find('\n')), "The " + text.substr(0, cut)) << st.output;
+    EXPECT_NE(st.output.find("stopped at a --stop string"), std::string::npos) << st.output;
+  }
+  for (const char* bad :
+       {" --top-p 0", " --top-p 1.5", " --repetition-penalty 0.5", " --stop \"\""}) {
+    auto b = run_kf("sample" + m + bad);
+    EXPECT_EQ(b.code, 2) << bad << ": " << b.output;
+  }
+  // --eval-iters bounds the evaluation and the start line states its cost.
+  auto ev = run_kf("train lm --corpus " + corpus + " --iters 3 --eval-iters 8");
+  ASSERT_EQ(ev.code, 0) << ev.output;
+  EXPECT_NE(ev.output.find("8 windows of 32 tokens each"), std::string::npos) << ev.output;
+  EXPECT_EQ(run_kf("train lm --corpus " + corpus + " --iters 3 --eval-iters -1").code, 2);
   fs::remove_all(dir);
 }
 

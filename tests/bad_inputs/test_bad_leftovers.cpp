@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -114,13 +113,7 @@ test::result run_kf_file_limited(const std::string& args, int limit_kib) {
       .append(" ")
       .append(args)
       .append(" 2>&1");
-  test::result r{0, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return test::run_shell(cmd);
 }
 
 struct write_failure_case {
