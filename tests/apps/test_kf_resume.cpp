@@ -159,6 +159,20 @@ TEST(KfResume, OtherOptionsAndFinalModelsAreRefused) {
   r = run_kf("train periodic --config quick --epochs 3 --resume " + lean);
   EXPECT_EQ(r.code, test::error_exit(r.output)) << r.output;
   EXPECT_NE(r.output.find("no training state"), std::string::npos) << r.output;
+  // A training-state field edited in place (same length, so the header stays valid): the error
+  // names the file and the field.
+  std::string bytes = io::read_file(ck);
+  const std::string key = "\"kf_train.done\":\"";
+  const auto at = bytes.find(key);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + key.size()] = 'x';
+  const std::string edited = d / "edited.safetensors";
+  io::write_file_atomic(edited, bytes);
+  r = run_kf("train periodic --config quick --epochs 3 --save-every 1 --resume " + edited +
+             " --save " + (d / "e2.safetensors"));
+  EXPECT_EQ(r.code, test::error_exit(r.output)) << r.output;
+  EXPECT_NE(r.output.find("edited.safetensors"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'kf_train.done'"), std::string::npos) << r.output;
   r = run_kf("train periodic --config quick --save-every 2");
   EXPECT_EQ(r.code, test::error_exit(r.output)) << r.output;
   EXPECT_NE(r.output.find("--save-every needs --save"), std::string::npos) << r.output;
