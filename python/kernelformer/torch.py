@@ -78,6 +78,18 @@ class SmoothFunction(torch.autograd.Function):
         return (*grads, dp, dpd, None, None, None, None, None)
 
 
+_NOT_TRACEABLE = (
+    "kernelformer.torch runs its kernels in C++, which torch.jit cannot see: a trace would record "
+    "their output as a constant (wrong for any other input) and TorchScript cannot compile the "
+    "call. Run the module eagerly (it is as fast), or for deployment save its state_dict: it "
+    "loads into torch.nn.MultiheadAttention when the kernel is exp_dot")
+
+
+def _refuse_tracing():
+    if torch.jit.is_tracing():
+        raise RuntimeError(_NOT_TRACEABLE)
+
+
 def _check_tensors(q, k, v):
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
@@ -131,6 +143,7 @@ def smooth(q, k, v, kernel="exp_dot", bandwidth=None, mask=None, *, temperature=
     Gradients flow to q, k, v and a tensor bandwidth/temperature. Raises ValueError (shapes,
     NaN/inf, kernel, mask) or TypeError (dtypes).
     """
+    _refuse_tracing()
     _check_tensors(q, k, v)
     h, h_t, per_dim = _param(bandwidth, "bandwidth", q.dtype)
     t, t_t, _ = _param(temperature, "temperature", q.dtype)
@@ -159,6 +172,7 @@ def smooth_weights(q, k, kernel="exp_dot", bandwidth=None, mask=None, *, tempera
     """The normalized weights p_ij of smooth(q, k, ...): q (..., n, d), k (..., m, d) -> weights
     (..., n, m), a tensor without gradient (what scaled_dot_product_attention never returns).
     Same kernel, bandwidth, temperature, split and mask arguments as smooth()."""
+    _refuse_tracing()
     _check_tensors(q, k, k)
     h, h_t, per_dim = _param(bandwidth, "bandwidth", q.dtype)
     t, t_t, _ = _param(temperature, "temperature", q.dtype)
@@ -282,6 +296,11 @@ class KernelAttention(nn.Module):
                     extra = make_mask(np.broadcast_to(keep[b], (T, S)))
                 per_item.extend(items[b * H + h] & extra for h in range(H))
         return per_item if per_item is not None else base
+
+    def __prepare_scriptable__(self):
+        """torch.jit.script calls this first: the C++ kernels cannot be scripted (a clear error
+        instead of TorchScript's own about the library's types)."""
+        raise RuntimeError(_NOT_TRACEABLE)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):

@@ -121,3 +121,18 @@ def test_second_derivative_raises_instead_of_a_wrong_number():
     ref = torch.softmax(q @ k.transpose(-1, -2) / 2.0, -1) @ v
     (dq2,) = torch.autograd.grad(ref.sum(), q)
     torch.testing.assert_close(dq1, dq2, rtol=1e-10, atol=1e-12)
+
+
+def test_torch_jit_is_refused_with_the_alternative():
+    """torch.jit.trace would record the C++ kernels' output as a constant (silently wrong for any
+    other input) and torch.jit.script cannot compile them: both raise, saying what to do."""
+    import torch
+    from kernelformer.torch import KernelAttention
+    m = KernelAttention(16, 2, batch_first=True)
+    x = torch.randn(2, 5, 16)
+    with pytest.raises(RuntimeError, match="torch.jit cannot see"):
+        torch.jit.trace(m, (x, x, x))
+    with pytest.raises(RuntimeError, match="torch.jit cannot see"):
+        torch.jit.script(m)
+    out, _ = m(x, x, x)  # eagerly: fine
+    assert out.shape == (2, 5, 16)
