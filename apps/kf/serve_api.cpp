@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -41,15 +42,38 @@ double ms_since(clock_type::time_point t0) {
 
 // ---- query parameters ----
 
+// The value of NAME in the request's query, taken from the raw target and split at the first
+// '=' of each '&'-separated part, so a value may hold '=' as typed (kernel=periodic:period=2:
+// httplib's own map splits at the last one); percent-decoded; the first occurrence wins.
+std::optional<std::string> raw_param(const httplib::Request& req, const char* name) {
+  const auto q = req.target.find('?');
+  if (q == std::string::npos) return std::nullopt;
+  std::string_view rest(req.target);
+  rest.remove_prefix(q + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const std::string_view part = rest.substr(0, amp);
+    const auto eq = part.find('=');
+    const std::string key = httplib::detail::decode_url(std::string(part.substr(0, eq)), true);
+    if (key == name)
+      return eq == std::string_view::npos
+                 ? std::string()
+                 : httplib::detail::decode_url(std::string(part.substr(eq + 1)), true);
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
 std::string param(const httplib::Request& req, const char* name, const std::string& fallback) {
-  if (!req.has_param(name)) return fallback;
-  std::string v = req.get_param_value(name);
-  if (v.size() > 200) throw bad_request(fmt::format("{}: value too long", name));
-  return v;
+  const auto v = raw_param(req, name);
+  if (!v) return fallback;
+  if (v->size() > 200) throw bad_request(fmt::format("{}: value too long", name));
+  return *v;
 }
 
 double param_double(const httplib::Request& req, const char* name, double fallback) {
-  if (!req.has_param(name)) return fallback;
+  if (!raw_param(req, name)) return fallback;
   const std::string v = param(req, name, "");
   try {
     std::size_t used = 0;
@@ -62,7 +86,7 @@ double param_double(const httplib::Request& req, const char* name, double fallba
 }
 
 index param_index(const httplib::Request& req, const char* name, index fallback) {
-  if (!req.has_param(name)) return fallback;
+  if (!raw_param(req, name)) return fallback;
   const double x = param_double(req, name, 0);
   if (x != std::floor(x) || std::abs(x) > 1e9)
     throw bad_request(fmt::format("{}: '{}' is not an integer", name, param(req, name, "")));
