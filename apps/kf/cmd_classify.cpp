@@ -200,7 +200,9 @@ void add_classify(CLI::App& app) {
       "classify",
       "Kernel classification: NW or KNN class probabilities (the smoother with one-hot labels), "
       "bandwidth or k by leave-one-out log-loss or accuracy");
-  sub->add_option("data", o->data, "CSV file with a header row")->required();
+  sub->add_option("data", o->data,
+                  "CSV file with a header row (commas, or tabs or semicolons: detected)")
+      ->required();
   sub->add_option("--x", o->x, "predictor column(s), comma-separated")->required();
   sub->add_option("--y", o->y, "label column (text or numbers; each distinct value a class)")
       ->required();

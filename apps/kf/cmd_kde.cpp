@@ -144,7 +144,8 @@ void add_kde(CLI::App& app) {
   auto o = std::make_shared<kde_options>();
   CLI::App* sub = app.add_subcommand("kde", "Kernel density estimate of one or more columns");
   sub->add_option("data", o->data,
-                  "CSV file with a header row (default: a built-in bimodal sample)");
+                  "CSV file with a header row, commas (or tabs, semicolons: detected); default: a "
+                  "built-in bimodal sample");
   sub->add_option("--na", o->na,
                   "missing values (blank, NA, N/A, NaN) in the used columns: error, or drop (skip "
                   "those rows, say how many)")

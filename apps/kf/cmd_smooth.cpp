@@ -167,7 +167,8 @@ void add_smooth(CLI::App& app) {
       "Kernel regression of y on x: Nadaraya-Watson, local-linear or KNN, with a "
       "data-driven bandwidth and a confidence band");
   sub->add_option("data", o->data,
-                  "CSV file with a header row (default: a built-in noisy sinusoid)");
+                  "CSV file with a header row, commas (or tabs, semicolons: detected); default: a "
+                  "built-in noisy sinusoid");
   sub->add_option("--na", o->na,
                   "missing values (blank, NA, N/A, NaN) in the used columns: error, or drop (skip "
                   "those rows, say how many)")
