@@ -194,10 +194,12 @@ void atomic_writer::make_temporary(const std::string& path,
 // destination that could not be replaced; the files renamed before it stay in place, the rest
 // are removed by the destructor.
 void atomic_writer::commit() {
-  for (const auto& [path, bytes] : pending_)
-    make_temporary(path, [&bytes](std::FILE* f) {
+  for (const auto& entry : pending_) {
+    const std::string& bytes = entry.second;  // a named reference: clang 14 cannot capture bindings
+    make_temporary(entry.first, [&bytes](std::FILE* f) {
       return std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
     });
+  }
   pending_.clear();
   for (const auto& [tmp, dest] : staged_) {
     std::error_code ec;
