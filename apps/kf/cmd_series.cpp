@@ -1,6 +1,7 @@
 // kf train series — seed 003's sequence regressor on any numeric series from a CSV file, beside
 // the Nadaraya–Watson forecaster and a seasonal-naive baseline (model/series_experiment.hpp).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -251,6 +252,9 @@ void run(series_options& o) {
                    ? fmt::format("{:.4g} ± {:.4g}", fc.backtest.mean_mse, fc.backtest.sd_mse)
                    : std::string("-"));
   fmt::print("  {:<15} {:>11.5g}   (the known part's mean)\n", "mean", r.mean.rmse);
+  fmt::print("holt_winters: {}\n", r.holt_winters);
+  if (!r.combination_of.empty())
+    fmt::print("combination: the mean of {}\n", fmt::join(r.combination_of, ", "));
   const auto& rec = r.forecasters[std::size_t(r.recommended)];
   fmt::print("recommended: {} — {}\n", rec.name, r.recommended_why);
   if (!r.test_band.lo95.empty())
@@ -273,8 +277,8 @@ void add_train_series(CLI::App* train) {
   CLI::App* sub = train->add_subcommand(
       "series",
       "Train the encoder on your own series (CSV) and forecast its last part, beside "
-      "the NW forecaster, Holt-Winters and a seasonal-naive baseline; recommends one by a "
-      "rolling-origin backtest and gives its 80%/95% bands");
+      "the NW forecaster, Holt-Winters, their combination and a seasonal-naive baseline; "
+      "recommends one by a rolling-origin backtest and gives its 80%/95% bands");
   sub->add_option("data", o->data, "DATA.csv with a header row")->required();
   sub->add_option("--y", o->y, "the column to forecast")->required();
   sub->add_option("--x", o->x,
@@ -295,7 +299,8 @@ void add_train_series(CLI::App* train) {
       ->capture_default_str();
   sub->add_option("--backtest", o->spec.backtest,
                   "rolling origins in the validation tail: each forecaster's mean error there "
-                  "picks the recommended one and sizes its 80%/95% bands (0: none)")
+                  "picks the recommended one (the simplest within one standard error of the "
+                  "lowest) and sizes its 80%/95% bands (0: none)")
       ->capture_default_str();
   sub->add_option("--test-fraction", o->spec.test_fraction,
                   "the test part as a fraction of the series (instead of --horizon)");

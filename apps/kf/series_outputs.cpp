@@ -20,6 +20,7 @@ viz::rgb forecaster_color(const std::string& name) {
   return name == "transformer"    ? viz::kRed
          : name == "nw"           ? viz::kOrange
          : name == "holt_winters" ? viz::kGrey
+         : name == "combination"  ? viz::rgb{0.1, 0.1, 0.1}
                                   : viz::kPurple;
 }
 
@@ -27,6 +28,7 @@ std::string forecaster_label(const std::string& name) {
   return name == "transformer"    ? "transformer"
          : name == "nw"           ? "NW forecaster"
          : name == "holt_winters" ? "Holt-Winters"
+         : name == "combination"  ? "combination"
                                   : "seasonal naive";
 }
 
@@ -209,6 +211,8 @@ nlohmann::json series_summary(const series_run& run) {
   js["level"] = d.level ? "window" : "global";
   js["level_why"] = d.level_why;
   js["holt_winters_season"] = run.r.holt_winters_season;
+  js["holt_winters"] = run.r.holt_winters;
+  js["combination_of"] = run.r.combination_of;
   const auto& rec = run.r.forecasters[std::size_t(run.r.recommended)];
   js["recommended"] = rec.name;
   js["recommended_why"] = run.r.recommended_why;

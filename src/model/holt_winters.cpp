@@ -11,6 +11,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "detail/eigen.hpp"
+
 namespace kf::model {
 
 const char* hw_season_name(hw_season s) {
@@ -24,6 +26,8 @@ const char* hw_season_name(hw_season s) {
   }
   return "?";
 }
+
+const char* hw_start_name(hw_start s) { return s == hw_start::fitted ? "fitted" : "classical"; }
 
 double holt_winters::predict_next() const {
   const double lb = level + trend;
@@ -184,9 +188,84 @@ double run_sse(holt_winters& h, std::span<const double> y) {
   return sse;
 }
 
+// The predictions of h run over y, into pred (false when the state leaves the model's domain).
+bool run_predictions(holt_winters h, std::span<const double> y, std::vector<double>& pred) {
+  pred.resize(y.size());
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    pred[t] = h.predict_next();
+    if (!std::isfinite(pred[t]) ||
+        (h.season == hw_season::multiplicative && !(h.level + h.trend > 0)))
+      return false;
+    h.update(y[t]);
+  }
+  return true;
+}
+
+// The initial state's free coordinates: level, trend and the first m − 1 seasons (the last one
+// makes them sum to 0, or average 1: level and seasons are otherwise not identified).
+std::vector<double> initial_coords(const holt_winters& h) {
+  std::vector<double> c = {h.level, h.trend};
+  for (std::size_t i = 0; i + 1 < h.seasonal.size(); ++i) c.push_back(h.seasonal[i]);
+  return c;
+}
+void set_initial(holt_winters& h, const std::vector<double>& c) {
+  h.level = c[0];
+  h.trend = c[1];
+  if (h.seasonal.empty()) return;
+  double sum = 0;
+  for (std::size_t i = 0; i + 1 < h.seasonal.size(); ++i) sum += h.seasonal[i] = c[i + 2];
+  const double total = h.season == hw_season::multiplicative ? double(h.period) : 0.0;
+  h.seasonal.back() = total - sum;
+}
+
+// The initial state that minimizes the one-step SSE for h's smoothing parameters, by
+// Gauss–Newton from h's own: the predictions are linear in the initial state for additive
+// seasons (one step is exact), nearly so for multiplicative ones (three steps, each halved until
+// the SSE falls). The Jacobian by differences of whole runs: m + 2 runs per step.
+void fit_initial_state(holt_winters& h, std::span<const double> y, double scale) {
+  const bool linear = h.season != hw_season::multiplicative;
+  std::vector<double> c = initial_coords(h), base, moved;
+  const auto k = c.size();
+  const auto n = static_cast<Eigen::Index>(y.size());
+  if (!run_predictions(h, y, base)) return;
+  double sse = 0;
+  for (std::size_t t = 0; t < y.size(); ++t) sse += (y[t] - base[t]) * (y[t] - base[t]);
+  for (int it = 0; it < (linear ? 1 : 3); ++it) {
+    Eigen::MatrixXd jac(n, static_cast<Eigen::Index>(k));
+    Eigen::VectorXd r(n);
+    for (Eigen::Index t = 0; t < n; ++t) r(t) = y[std::size_t(t)] - base[std::size_t(t)];
+    for (std::size_t j = 0; j < k; ++j) {
+      const double delta = linear ? scale : 1e-6 * (std::abs(c[j]) + scale * 1e-3);
+      holt_winters p = h;
+      auto cj = c;
+      cj[j] += delta;
+      set_initial(p, cj);
+      if (!run_predictions(p, y, moved)) return;
+      for (Eigen::Index t = 0; t < n; ++t)
+        jac(t, Eigen::Index(j)) = (moved[std::size_t(t)] - base[std::size_t(t)]) / delta;
+    }
+    const Eigen::VectorXd step = (jac.transpose() * jac).ldlt().solve(jac.transpose() * r);
+    bool better = false;
+    for (double f = 1; f > 1e-3 && !better; f /= 2) {
+      holt_winters p = h;
+      auto cn = c;
+      for (std::size_t j = 0; j < k; ++j) cn[j] += f * step(Eigen::Index(j));
+      set_initial(p, cn);
+      double s2 = std::numeric_limits<double>::infinity();
+      if (run_predictions(p, y, moved)) {
+        s2 = 0;
+        for (std::size_t t = 0; t < y.size(); ++t) s2 += (y[t] - moved[t]) * (y[t] - moved[t]);
+      }
+      if (s2 < sse) better = true, sse = s2, c = cn, h = p, base = moved;
+    }
+    if (!better) break;
+  }
+}
+
 }  // namespace
 
-holt_winters holt_winters_fit(std::span<const double> y, hw_season season, index period) {
+holt_winters holt_winters_fit(std::span<const double> y, hw_season season, index period,
+                              hw_start start_kind) {
   const index n = static_cast<index>(y.size());
   const index m = season == hw_season::none ? 0 : period;
   if (season != hw_season::none && m < 2)
@@ -207,23 +286,33 @@ holt_winters holt_winters_fit(std::span<const double> y, hw_season season, index
   for (double v : y) mean += v / double(n);
   for (double v : y) var += (v - mean) * (v - mean) / double(n);
   const double scale = std::sqrt(var) > 0 ? std::sqrt(var) : 1.0;
-  // θ = (logit α, logit β, logit γ, level offset / scale, trend offset / (scale / m))
+  // Up to kProfiledPeriod, the initial state (level, trend, seasons) is fitted for each α, β, γ
+  // (profiled out, as statsmodels' "estimated" start fits it too); beyond it (weekly seasons:
+  // m + 2 runs and an (m + 1)² system per evaluation) Nelder–Mead moves the classical start's
+  // level and trend only.
+  const bool profiled = start_kind == hw_start::fitted && m <= kProfiledPeriod;
+  // θ = (logit α, logit β, logit γ[, level offset / scale, trend offset / (scale / m)])
   const double trend_unit = scale / double(std::max<index>(m, 1));
   auto state_of = [&](const std::vector<double>& t) {
     holt_winters h = start;
     h.alpha = logistic(t[0]);
     h.beta = logistic(t[1]);
     h.gamma = season == hw_season::none ? 0 : logistic(t[2]) * (1 - h.alpha);
-    h.level = start.level + t[3] * scale;
-    h.trend = start.trend + t[4] * trend_unit;
+    if (profiled) {
+      fit_initial_state(h, y, scale);
+    } else {
+      h.level = start.level + t[3] * scale;
+      h.trend = start.trend + t[4] * trend_unit;
+    }
     return h;
   };
   const auto sse = [&](const std::vector<double>& t) {
     holt_winters h = state_of(t);
     return run_sse(h, y);
   };
-  std::vector<double> theta = {logit(0.3), logit(0.1), logit(0.1), 0, 0};
-  const std::vector<double> step = {1.0, 1.0, 1.0, 0.1, 0.1};
+  std::vector<double> theta = {logit(0.3), logit(0.1), logit(0.1)};
+  std::vector<double> step = {1.0, 1.0, 1.0};
+  if (!profiled) theta.insert(theta.end(), {0.0, 0.0}), step.insert(step.end(), {0.1, 0.1});
   for (int restart = 0; restart < 3; ++restart)  // restarts: Nelder–Mead can stall early
     theta = nelder_mead(sse, theta, step, 2000, 1e-12);
   holt_winters h = state_of(theta);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -154,47 +155,94 @@ void check_finite(const std::string& name, const std::vector<double>& v, const c
 // series before the origin).
 using rollout_fn = std::function<std::vector<double>(std::span<const double> context, index steps)>;
 
+constexpr index kHoltWintersOrigins = 12;
+
+// A Holt–Winters variant as the comparison fits it: the season, the start, and with the log
+// choice either multiplicative seasons on y or additive ones on log y (forecasts exponentiated).
 struct hw_choice {
   hw_season season = hw_season::none;
   index period = 0;
+  hw_start start = hw_start::fitted;
+  bool on_log = false;
+  std::string name() const {
+    return fmt::format("{}, {} start",
+                       on_log ? std::string("additive seasons on log y")
+                              : fmt::format("{} seasons", hw_season_name(season)),
+                       hw_start_name(start));
+  }
 };
-hw_choice holt_winters_choice(const series_data& d) {
+
+// Holt–Winters fitted on y (log y for on_log), predicting in data units.
+struct hw_model {
+  holt_winters h;
+  bool on_log = false;
+  hw_model(const hw_choice& c, std::span<const double> y) : on_log(c.on_log) {
+    if (!on_log) {
+      h = holt_winters_fit(y, c.season, c.period, c.start);
+      return;
+    }
+    std::vector<double> ly(y.begin(), y.end());
+    for (double& v : ly) v = std::log(v);
+    h = holt_winters_fit(ly, c.season, c.period, c.start);
+  }
+  double predict_next() const { return on_log ? std::exp(h.predict_next()) : h.predict_next(); }
+  void update(double v) { h.update(on_log ? std::log(v) : v); }
+  std::vector<double> forecast(index steps) const {
+    auto f = h.forecast(steps);
+    if (on_log)
+      for (double& v : f) v = std::exp(v);
+    return f;
+  }
+};
+
+// The variants the backtest chooses among: the fitted and the classical start, and with the log
+// choice multiplicative seasons or additive ones on log y; no season without a period that fits
+// twice in the training part.
+std::vector<hw_choice> holt_winters_candidates(const series_data& d) {
   const index m = d.period.period;
-  if (m >= 2 && d.train_end >= 2 * m + 2)
-    return {d.log ? hw_season::multiplicative : hw_season::additive, m};
-  return {hw_season::none, 0};
+  const bool seasonal = m >= 2 && d.train_end >= 2 * m + 2;
+  std::vector<hw_choice> c;
+  for (const hw_start st : {hw_start::fitted, hw_start::classical}) {
+    if (!seasonal) {
+      c.push_back({hw_season::none, 0, st, false});
+      continue;
+    }
+    c.push_back({d.log ? hw_season::multiplicative : hw_season::additive, m, st, false});
+    if (d.log) c.push_back({hw_season::additive, m, st, true});
+  }
+  return c;
 }
 
-// The origins: up to k, evenly spaced over the validation tail [train_end, known).
+// The origins: up to k, evenly spaced from train_end (the first value no forecaster was fitted
+// on) to known − horizon (the last origin whose whole horizon is known) — or to known − 1 when
+// the validation tail is shorter than the horizon.
 std::vector<index> backtest_origins(const series_data& d, index k) {
-  const index val = d.known - d.train_end;
+  const index from = d.train_end;
+  const index last = d.known - d.horizon >= from ? d.known - d.horizon : d.known - 1;
+  const index span = last - from + 1;
   std::vector<index> o;
-  k = std::min(k, val);
-  for (index j = 0; j < k; ++j) o.push_back(d.train_end + (k == 1 ? 0 : j * (val - 1) / (k - 1)));
+  if (d.known - from < 1) return o;
+  k = std::min(k, span);
+  for (index j = 0; j < k; ++j) o.push_back(from + (k == 1 ? 0 : j * (span - 1) / (k - 1)));
   o.erase(std::unique(o.begin(), o.end()), o.end());
   return o;
 }
 
-series_backtest_score backtest(const series_data& d, const std::vector<index>& origins,
-                               const rollout_fn& roll, std::vector<std::vector<double>>& resid) {
+// The score of a backtest's residuals (one vector per origin, the residual at each step).
+series_backtest_score backtest_score(const std::vector<std::vector<double>>& resid,
+                                     index horizon) {
   series_backtest_score s;
-  const auto& v = d.series.values;
-  std::vector<double> mses, ss(static_cast<std::size_t>(d.horizon), 0.0), count(ss.size(), 0.0);
-  for (index o : origins) {
-    const index h = std::min(d.horizon, d.known - o);
-    const auto f = roll(std::span<const double>(v.data(), std::size_t(o)), h);
-    std::vector<double> r(static_cast<std::size_t>(h));
+  std::vector<double> mses, ss(static_cast<std::size_t>(horizon), 0.0), count(ss.size(), 0.0);
+  for (const auto& r : resid) {
     double mse = 0;
-    for (index k = 0; k < h; ++k) {
-      r[std::size_t(k)] = v[std::size_t(o + k)] - f[std::size_t(k)];
-      mse += r[std::size_t(k)] * r[std::size_t(k)] / double(h);
-      ss[std::size_t(k)] += r[std::size_t(k)] * r[std::size_t(k)];
-      count[std::size_t(k)] += 1;
+    for (std::size_t k = 0; k < r.size(); ++k) {
+      mse += r[k] * r[k] / double(r.size());
+      ss[k] += r[k] * r[k];
+      count[k] += 1;
     }
     mses.push_back(mse);
-    resid.push_back(std::move(r));
   }
-  s.origins = static_cast<index>(origins.size());
+  s.origins = static_cast<index>(resid.size());
   if (mses.empty()) return s;
   s.mean_mse = std::accumulate(mses.begin(), mses.end(), 0.0) / double(mses.size());
   for (double m : mses) s.sd_mse += (m - s.mean_mse) * (m - s.mean_mse) / double(mses.size());
@@ -202,6 +250,63 @@ series_backtest_score backtest(const series_data& d, const std::vector<index>& o
   for (std::size_t k = 0; k < ss.size() && count[k] > 0; ++k)
     s.step_rms.push_back(std::sqrt(ss[k] / count[k]));
   return s;
+}
+
+// From each origin, roll's forecast of up to d.horizon values against the truth: the residuals.
+series_backtest_score backtest(const series_data& d, const std::vector<index>& origins,
+                               const rollout_fn& roll, std::vector<std::vector<double>>& resid) {
+  const auto& v = d.series.values;
+  for (index o : origins) {
+    const index h = std::min(d.horizon, d.known - o);
+    const auto f = roll(std::span<const double>(v.data(), std::size_t(o)), h);
+    std::vector<double> r(static_cast<std::size_t>(h));
+    for (index k = 0; k < h; ++k) r[std::size_t(k)] = v[std::size_t(o + k)] - f[std::size_t(k)];
+    resid.push_back(std::move(r));
+  }
+  return backtest_score(resid, d.horizon);
+}
+
+// The origins of Holt–Winters' own backtest: up to k, evenly from the middle of the known part
+// (and at least three periods in) to known − horizon, each refit on the values before it. Holt–
+// Winters refits in milliseconds, so its variants are compared over whole horizons and a long
+// stretch of the series, not only the validation tail.
+std::vector<index> holt_winters_origins(const series_data& d, index k) {
+  const index m = std::max<index>(d.period.period, 2);
+  const index from = std::max(d.known / 2, 3 * m + 2), last = d.known - d.horizon;
+  std::vector<index> o;
+  if (last < from) return o;
+  k = std::min(k, last - from + 1);
+  for (index j = 0; j < k; ++j)
+    o.push_back(from + (k == 1 ? 0 : j * (last - from) / (k - 1)));
+  o.erase(std::unique(o.begin(), o.end()), o.end());
+  return o;
+}
+
+// The Holt–Winters variant with the lowest mean MSE over Holt–Winters' own backtest (falling
+// back to the comparison's origins for a series too short for it; the first variant without
+// either), and why, for the summary.
+std::pair<hw_choice, std::string> choose_holt_winters(const series_data& d,
+                                                      const std::vector<index>& fallback) {
+  const auto candidates = holt_winters_candidates(d);
+  auto origins = holt_winters_origins(d, kHoltWintersOrigins);
+  if (origins.size() < 3) origins = fallback;
+  if (origins.empty()) return {candidates.front(), candidates.front().name() + " (no backtest)"};
+  std::size_t best = 0;
+  std::vector<double> mse;
+  for (const auto& c : candidates) {
+    std::vector<std::vector<double>> resid;
+    const auto roll = [&](std::span<const double> ctx, index steps) {
+      return hw_model(c, ctx).forecast(steps);
+    };
+    mse.push_back(backtest(d, origins, roll, resid).mean_mse);
+    if (mse.back() < mse[best]) best = mse.size() - 1;
+  }
+  std::string why;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    why += fmt::format("{}{} {:.4g}", i ? "; " : "", candidates[i].name(), mse[i]);
+  return {candidates[best],
+          fmt::format("{} (lowest mean MSE of {} variants over {} origins: {})",
+                      candidates[best].name(), candidates.size(), origins.size(), why)};
 }
 
 // σ_k for k = 1 … steps from the backtest's RMS residuals: non-decreasing, √k beyond them.
@@ -243,23 +348,74 @@ double coverage(std::span<const double> truth, const std::vector<double>& lo,
   return in / double(truth.size());
 }
 
-// The recommended forecaster (lowest mean backtest MSE; the transformer without a backtest), its
+// Simplest first: the order the one-standard-error rule prefers among forecasters the backtest
+// cannot tell apart (Holt–Winters has a handful of parameters, the NW forecaster one bandwidth
+// over every window, the transformer thousands of weights). The seasonal naive is the baseline
+// every forecaster should beat and is never recommended: its rollout repeats the last period,
+// so it cannot follow a trend, which a backtest of short horizons does not show.
+int simplicity(const std::string& name) {
+  return name == "holt_winters" ? 1 : name == "nw" ? 2 : name == "combination" ? 3 : 4;
+}
+bool recommendable(const series_forecaster& f) {
+  return f.name != "seasonal_naive" && f.backtest.origins > 0;
+}
+
+double origin_mse(const std::vector<double>& r) {
+  double s = 0;
+  for (double v : r) s += v * v / double(r.size());
+  return s;
+}
+
+// The one-standard-error rule (Hastie, Tibshirani & Friedman, ESL §7.10): the forecaster with the
+// lowest mean backtest MSE, unless a simpler one is within one standard error of it (the standard
+// error of their paired per-origin MSE differences); with fewer than 3 origins, the lowest.
+std::size_t recommended_index(const std::vector<series_forecaster>& fs,
+                              const std::vector<std::vector<std::vector<double>>>& residuals,
+                              std::string& why) {
+  std::size_t best = 0;  // the transformer when nothing has a backtest
+  for (std::size_t i = 1; i < fs.size(); ++i)
+    if (recommendable(fs[i]) && (!recommendable(fs[best]) ||
+                                 fs[i].backtest.mean_mse < fs[best].backtest.mean_mse))
+      best = i;
+  const auto& b = fs[best].backtest;
+  why = fmt::format("lowest mean backtest MSE over {} origins ({:.4g} ± {:.4g})", b.origins,
+                    b.mean_mse, b.sd_mse);
+  if (b.origins < 3) return best;
+  std::size_t pick = best;
+  for (std::size_t i = 0; i < fs.size(); ++i) {
+    if (i == best || !recommendable(fs[i]) || fs[i].backtest.origins != b.origins ||
+        simplicity(fs[i].name) >= simplicity(fs[pick].name))
+      continue;
+    double mean = 0, ss = 0;
+    const auto k = residuals[i].size();
+    std::vector<double> diff(k);
+    for (std::size_t o = 0; o < k; ++o)
+      mean += (diff[o] = origin_mse(residuals[i][o]) - origin_mse(residuals[best][o])) / double(k);
+    for (double x : diff) ss += (x - mean) * (x - mean);
+    const double se = std::sqrt(ss / double(k - 1) / double(k));
+    if (mean <= se) {
+      pick = i;
+      why = fmt::format(
+          "simplest within one standard error of the lowest mean backtest MSE over {} origins "
+          "({:.4g} against {}'s {:.4g}; standard error of the difference {:.3g})",
+          b.origins, fs[i].backtest.mean_mse, fs[best].name, b.mean_mse, se);
+    }
+  }
+  return pick;
+}
+
+// The recommended forecaster (recommended_index; the transformer without a backtest), its
 // bands over the test part and the future, and their coverage.
 void recommend(const series_data& d, series_result& r,
                const std::vector<std::vector<std::vector<double>>>& residuals) {
   const auto& fs = r.forecasters;
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < fs.size(); ++i)
-    if (fs[i].backtest.origins > 0 && fs[i].backtest.mean_mse < fs[best].backtest.mean_mse)
-      best = i;
+  const std::size_t best = recommended_index(fs, residuals, r.recommended_why);
   r.recommended = static_cast<index>(best);
   const auto& b = fs[best].backtest;
   if (b.origins == 0) {
     r.recommended_why = "the transformer (no validation tail: no backtest to choose by)";
     return;
   }
-  r.recommended_why = fmt::format("lowest mean backtest MSE over {} origins ({:.4g} ± {:.4g})",
-                                  b.origins, b.mean_mse, b.sd_mse);
   const auto sigma_test = band_sigma(b.step_rms, d.horizon);
   r.test_band = make_band(fs[best].test.rollout, sigma_test);
   r.future_band = make_band(fs[best].future,
@@ -279,6 +435,60 @@ void recommend(const series_data& d, series_result& r,
 
 namespace {
 
+std::vector<double> mean_of(const std::vector<const std::vector<double>*>& parts) {
+  std::vector<double> m(parts.front()->size(), 0.0);
+  for (const auto* p : parts)
+    for (std::size_t k = 0; k < m.size(); ++k) m[k] += (*p)[k] / double(parts.size());
+  return m;
+}
+
+// The combination: the mean of the transformer's, the NW forecaster's and Holt–Winters' forecasts
+// whose mean backtest MSE is within kCombineWithin of the best of them (at least two; otherwise
+// none is added). Its backtest residuals are the mean of theirs, origin by origin.
+void add_combination(const series_data& d, series_result& r,
+                     std::vector<std::vector<std::vector<double>>>& residuals) {
+  constexpr double kCombineWithin = 2.0;
+  auto& fs = r.forecasters;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& f : fs)
+    if (f.name != "seasonal_naive" && f.backtest.origins > 0)
+      best = std::min(best, f.backtest.mean_mse);
+  std::vector<std::size_t> members;
+  for (std::size_t i = 0; i < fs.size(); ++i)
+    if (fs[i].name != "seasonal_naive" && fs[i].backtest.origins > 0 &&
+        fs[i].backtest.mean_mse <= kCombineWithin * best)
+      members.push_back(i);
+  if (members.size() < 2) return;
+  auto pick = [&](auto member) {
+    std::vector<const std::vector<double>*> v;
+    for (std::size_t i : members) v.push_back(&member(fs[i]));
+    return mean_of(v);
+  };
+  series_forecaster c;
+  c.name = "combination";
+  c.test.rollout = pick([](const series_forecaster& f) -> const auto& { return f.test.rollout; });
+  c.test.teacher_forced =
+      pick([](const series_forecaster& f) -> const auto& { return f.test.teacher_forced; });
+  if (!fs.front().future.empty())
+    c.future = pick([](const series_forecaster& f) -> const auto& { return f.future; });
+  const auto& v = d.series.values;
+  const std::span<const double> truth(v.data() + d.known, std::size_t(d.horizon));
+  c.rollout = forecast_score(c.test.rollout, truth);
+  c.teacher_forced = forecast_score(c.test.teacher_forced, truth);
+  c.test.mse_rollout = c.rollout.mse;
+  c.test.mse_teacher_forced = c.teacher_forced.mse;
+  std::vector<std::vector<double>> resid;
+  for (std::size_t o = 0; o < residuals[members.front()].size(); ++o) {
+    std::vector<const std::vector<double>*> parts;
+    for (std::size_t i : members) parts.push_back(&residuals[i][o]);
+    resid.push_back(mean_of(parts));
+  }
+  c.backtest = backtest_score(resid, d.horizon);
+  for (std::size_t i : members) r.combination_of.push_back(fs[i].name);
+  fs.push_back(std::move(c));
+  residuals.push_back(std::move(resid));
+}
+
 struct evaluated {
   std::string name;
   window_predictor predict;   // on the models fitted for the test part (empty: Holt–Winters)
@@ -291,13 +501,13 @@ void holt_winters_forecasts(const series_data& d, const hw_choice& hc, index fut
                             series_forecaster& f) {
   const auto& v = d.series.values;
   const std::span<const double> known(v.data(), std::size_t(d.known));
-  holt_winters h = holt_winters_fit(known, hc.season, hc.period);
+  hw_model h(hc, known);
   f.test.rollout = h.forecast(d.horizon);
   for (index k = 0; k < d.horizon; ++k) {
     f.test.teacher_forced.push_back(h.predict_next());
     h.update(v[std::size_t(d.known + k)]);
   }
-  if (future > 0) f.future = holt_winters_fit(v, hc.season, hc.period).forecast(future);
+  if (future > 0) f.future = hw_model(hc, v).forecast(future);
 }
 
 }  // namespace
@@ -312,8 +522,10 @@ series_result series_evaluate(const series_data& d, sequence_regressor<float>& m
   series_result r;
   r.nw = detail::series_nw_fit(d, d.window, d.known);  // keys: every known window
   const nw_forecaster nw_train = detail::series_nw_fit(d, d.window, d.train_end);
-  const hw_choice hc = holt_winters_choice(d);
-  r.holt_winters_season = hw_season_name(hc.season);
+  const std::vector<index> origins = backtest_origins(d, backtest_k);
+  const auto [hc, hw_why] = choose_holt_winters(d, origins);
+  r.holt_winters_season = hw_season_name(hc.on_log ? hw_season::multiplicative : hc.season);
+  r.holt_winters = hw_why;
   const window_predictor transformer = forecast_predictor(m);
   const std::vector<evaluated> forecasters = {
       {"transformer", transformer, transformer},
@@ -321,7 +533,6 @@ series_result series_evaluate(const series_data& d, sequence_regressor<float>& m
       {"holt_winters", {}, {}},
       {"seasonal_naive", seasonal_naive_predictor(d.period.period),
        seasonal_naive_predictor(d.period.period)}};
-  const std::vector<index> origins = backtest_origins(d, backtest_k);
   progress_step step(fmt::format("forecasts ({} steps, {} backtest origins, {} forecasters)",
                                  d.horizon + future, origins.size(), forecasters.size()),
                      static_cast<index>(forecasters.size()));
@@ -340,7 +551,7 @@ series_result series_evaluate(const series_data& d, sequence_regressor<float>& m
     } else {
       holt_winters_forecasts(d, hc, future, f);
       roll = [&](std::span<const double> c, index s) {
-        return holt_winters_fit(c, hc.season, hc.period).forecast(s);
+        return hw_model(hc, c).forecast(s);
       };
     }
     check_finite(e.name, f.test.rollout, "rollout");
@@ -354,6 +565,7 @@ series_result series_evaluate(const series_data& d, sequence_regressor<float>& m
     r.forecasters.push_back(std::move(f));
     step.set(static_cast<index>(i + 1));
   }
+  add_combination(d, r, residuals);
   recommend(d, r, residuals);
   const double mean = std::accumulate(known.begin(), known.end(), 0.0) / double(known.size());
   r.mean = forecast_score(std::vector<double>(truth.size(), mean), truth);

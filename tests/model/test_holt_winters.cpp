@@ -64,6 +64,21 @@ TEST(HoltWinters, NoiseFreeSeriesForecastWithinOnePercent) {
   EXPECT_NEAR(h.forecast(2)[1], 10, 1e-6);
 }
 
+// The fitted start (level, trend and seasons by least squares for each α, β, γ) fits at least as
+// well as the classical one, and an exactly additive series (no noise) to rounding.
+TEST(HoltWinters, FittedStartFitsAtLeastAsWellAsTheClassical) {
+  for (const auto kind : {hw_season::additive, hw_season::multiplicative}) {
+    SCOPED_TRACE(hw_season_name(kind));
+    auto y = series(kind == hw_season::multiplicative, 96);
+    for (std::size_t t = 0; t < y.size(); ++t) y[t] += 3 * std::sin(0.7 * double(t * t));  // noise
+    const auto fitted = holt_winters_fit(y, kind, 12, hw_start::fitted);
+    const auto classical = holt_winters_fit(y, kind, 12, hw_start::classical);
+    EXPECT_LE(fitted.sse, classical.sse * (1 + 1e-9));
+  }
+  const auto exact = holt_winters_fit(series(false, 96), hw_season::additive, 12);
+  EXPECT_LT(exact.sse, 1e-12 * 96 * 100 * 100);
+}
+
 TEST(HoltWinters, ErrorsSayWhatIsMissing) {
   const std::vector<double> short_series(20, 1.0);
   try {
