@@ -229,8 +229,7 @@ std::vector<index> backtest_origins(const series_data& d, index k) {
 }
 
 // The score of a backtest's residuals (one vector per origin, the residual at each step).
-series_backtest_score backtest_score(const std::vector<std::vector<double>>& resid,
-                                     index horizon) {
+series_backtest_score backtest_score(const std::vector<std::vector<double>>& resid, index horizon) {
   series_backtest_score s;
   std::vector<double> mses, ss(static_cast<std::size_t>(horizon), 0.0), count(ss.size(), 0.0);
   for (const auto& r : resid) {
@@ -276,8 +275,7 @@ std::vector<index> holt_winters_origins(const series_data& d, index k) {
   std::vector<index> o;
   if (last < from) return o;
   k = std::min(k, last - from + 1);
-  for (index j = 0; j < k; ++j)
-    o.push_back(from + (k == 1 ? 0 : j * (last - from) / (k - 1)));
+  for (index j = 0; j < k; ++j) o.push_back(from + (k == 1 ? 0 : j * (last - from) / (k - 1)));
   o.erase(std::unique(o.begin(), o.end()), o.end());
   return o;
 }
@@ -374,8 +372,8 @@ std::size_t recommended_index(const std::vector<series_forecaster>& fs,
                               std::string& why) {
   std::size_t best = 0;  // the transformer when nothing has a backtest
   for (std::size_t i = 1; i < fs.size(); ++i)
-    if (recommendable(fs[i]) && (!recommendable(fs[best]) ||
-                                 fs[i].backtest.mean_mse < fs[best].backtest.mean_mse))
+    if (recommendable(fs[i]) &&
+        (!recommendable(fs[best]) || fs[i].backtest.mean_mse < fs[best].backtest.mean_mse))
       best = i;
   const auto& b = fs[best].backtest;
   why = fmt::format("lowest mean backtest MSE over {} origins ({:.4g} ± {:.4g})", b.origins,
@@ -550,9 +548,7 @@ series_result series_evaluate(const series_data& d, sequence_regressor<float>& m
       };
     } else {
       holt_winters_forecasts(d, hc, future, f);
-      roll = [&](std::span<const double> c, index s) {
-        return hw_model(hc, c).forecast(s);
-      };
+      roll = [&](std::span<const double> c, index s) { return hw_model(hc, c).forecast(s); };
     }
     check_finite(e.name, f.test.rollout, "rollout");
     check_finite(e.name, f.test.teacher_forced, "teacher-forced");

@@ -134,8 +134,8 @@ struct series_result {
   std::string holt_winters_season;
   std::string holt_winters;                 // the variant the backtest chose, and why
   std::vector<std::string> combination_of;  // the "combination" forecaster's members (if any)
-  forecast_errors mean;  // predicting the known part's mean at every test step
-  nw_forecaster nw;      // on standardized windows
+  forecast_errors mean;                     // predicting the known part's mean at every test step
+  nw_forecaster nw;                         // on standardized windows
   std::vector<double> future_time;
 };
 // m: after series_train. future: steps forecast beyond the last value (rollout from the last
