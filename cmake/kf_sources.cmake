@@ -81,6 +81,7 @@ set(KF_MODEL_SOURCES
   src/model/regressor_train.cpp
   src/model/forecast.cpp
   src/model/holt_winters.cpp
+  src/model/series_trend.cpp
   src/model/series_experiment.cpp
   src/model/series_backtest.cpp
   src/model/token_model.cpp

@@ -252,7 +252,7 @@ void run(series_options& o) {
                    ? fmt::format("{:.4g} ± {:.4g}", fc.backtest.mean_mse, fc.backtest.sd_mse)
                    : std::string("-"));
   fmt::print("  {:<15} {:>11.5g}   (the known part's mean)\n", "mean", r.mean.rmse);
-  fmt::print("holt_winters: {}\n", r.holt_winters);
+  fmt::print("holt_winters: {}\nkernel_trend: {}\n", r.holt_winters, r.kernel_trend);
   if (!r.combination_of.empty())
     fmt::print("combination: the mean of {}\n", fmt::join(r.combination_of, ", "));
   const auto& rec = r.forecasters[std::size_t(r.recommended)];

@@ -21,6 +21,7 @@ viz::rgb forecaster_color(const std::string& name) {
          : name == "nw"           ? viz::kOrange
          : name == "holt_winters" ? viz::kGrey
          : name == "combination"  ? viz::rgb{0.1, 0.1, 0.1}
+         : name == "kernel_trend" ? viz::rgb{0.55, 0.34, 0.29}
                                   : viz::kPurple;
 }
 
@@ -29,6 +30,7 @@ std::string forecaster_label(const std::string& name) {
          : name == "nw"           ? "NW forecaster"
          : name == "holt_winters" ? "Holt-Winters"
          : name == "combination"  ? "combination"
+         : name == "kernel_trend" ? "kernel trend"
                                   : "seasonal naive";
 }
 
@@ -212,6 +214,7 @@ nlohmann::json series_summary(const series_run& run) {
   js["level_why"] = d.level_why;
   js["holt_winters_season"] = run.r.holt_winters_season;
   js["holt_winters"] = run.r.holt_winters;
+  js["kernel_trend"] = run.r.kernel_trend;
   js["combination_of"] = run.r.combination_of;
   const auto& rec = run.r.forecasters[std::size_t(run.r.recommended)];
   js["recommended"] = rec.name;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "kernelformer/model/series_experiment.hpp"
+#include "kernelformer/model/series_trend.hpp"
 #include "kernelformer/progress.hpp"
 
 namespace kf::model {
@@ -155,7 +156,7 @@ void check_finite(const std::string& name, const std::vector<double>& v, const c
 // series before the origin).
 using rollout_fn = std::function<std::vector<double>(std::span<const double> context, index steps)>;
 
-constexpr index kHoltWintersOrigins = 12;
+constexpr index kTuningOrigins = 12;
 
 // A Holt–Winters variant as the comparison fits it: the season, the start, and with the log
 // choice either multiplicative seasons on y or additive ones on log y (forecasts exponentiated).
@@ -252,11 +253,14 @@ series_backtest_score backtest_score(const std::vector<std::vector<double>>& res
 }
 
 // From each origin, roll's forecast of up to d.horizon values against the truth: the residuals.
+// `end`: the truth stops there (0: at the known part's end).
 series_backtest_score backtest(const series_data& d, const std::vector<index>& origins,
-                               const rollout_fn& roll, std::vector<std::vector<double>>& resid) {
+                               const rollout_fn& roll, std::vector<std::vector<double>>& resid,
+                               index end = 0) {
+  if (end <= 0) end = d.known;
   const auto& v = d.series.values;
   for (index o : origins) {
-    const index h = std::min(d.horizon, d.known - o);
+    const index h = std::min(d.horizon, end - o);
     const auto f = roll(std::span<const double>(v.data(), std::size_t(o)), h);
     std::vector<double> r(static_cast<std::size_t>(h));
     for (index k = 0; k < h; ++k) r[std::size_t(k)] = v[std::size_t(o + k)] - f[std::size_t(k)];
@@ -265,30 +269,52 @@ series_backtest_score backtest(const series_data& d, const std::vector<index>& o
   return backtest_score(resid, d.horizon);
 }
 
-// The origins of Holt–Winters' own backtest: up to k, evenly from the middle of the known part
-// (and at least three periods in) to known − horizon, each refit on the values before it. Holt–
-// Winters refits in milliseconds, so its variants are compared over whole horizons and a long
-// stretch of the series, not only the validation tail.
-std::vector<index> holt_winters_origins(const series_data& d, index k) {
+// The kernel trend as the comparison fits it: the smoother's bandwidth in steps, and whether the
+// forecast follows the last value's slope or stays level (slope 0: the trend's last value
+// carried forward with the season).
+struct trend_choice {
+  double bandwidth = 0;
+  bool flat = false;
+};
+
+// The kernel-trend forecaster on the context's modelled values (log y with the log choice).
+std::vector<double> kernel_trend_forecast(const series_data& d, std::span<const double> c,
+                                          index steps, const trend_choice& t) {
+  std::vector<double> z(c.begin(), c.end());
+  if (d.log)
+    for (double& v : z) v = std::log(v);
+  kernel_trend k = kernel_trend_fit(z, d.period.period, t.bandwidth);
+  if (t.flat) k.slope = 0;
+  auto f = k.forecast(steps);
+  if (d.log)
+    for (double& v : f) v = std::exp(v);
+  return f;
+}
+
+// The tuning origins, where Holt–Winters' variant and the kernel trend's bandwidth are chosen:
+// up to k, evenly from the middle of the training part (and at least three periods in) to
+// train_end − horizon, each forecast scored on values before train_end only — so the comparison,
+// from train_end on, scores every forecaster where none of its choices was made. Empty (the
+// defaults are used) when fewer than 3 fit.
+std::vector<index> tuning_origins(const series_data& d, index k) {
   const index m = std::max<index>(d.period.period, 2);
-  const index from = std::max(d.known / 2, 3 * m + 2), last = d.known - d.horizon;
+  const index from = std::max(d.train_end / 2, 3 * m + 2), last = d.train_end - d.horizon;
   std::vector<index> o;
-  if (last < from) return o;
+  if (last - from + 1 < 3) return o;
   k = std::min(k, last - from + 1);
   for (index j = 0; j < k; ++j) o.push_back(from + (k == 1 ? 0 : j * (last - from) / (k - 1)));
   o.erase(std::unique(o.begin(), o.end()), o.end());
   return o;
 }
 
-// The Holt–Winters variant with the lowest mean MSE over Holt–Winters' own backtest (falling
-// back to the comparison's origins for a series too short for it; the first variant without
-// either), and why, for the summary.
-std::pair<hw_choice, std::string> choose_holt_winters(const series_data& d,
-                                                      const std::vector<index>& fallback) {
+// The Holt–Winters variant with the lowest mean MSE over the tuning origins (the first, the
+// fitted start, for a series too short for them), and why, for the summary.
+std::pair<hw_choice, std::string> choose_holt_winters(const series_data& d) {
   const auto candidates = holt_winters_candidates(d);
-  auto origins = holt_winters_origins(d, kHoltWintersOrigins);
-  if (origins.size() < 3) origins = fallback;
-  if (origins.empty()) return {candidates.front(), candidates.front().name() + " (no backtest)"};
+  const auto origins = tuning_origins(d, kTuningOrigins);
+  if (origins.empty())
+    return {candidates.front(),
+            candidates.front().name() + " (the default: too short to choose on the training part)"};
   std::size_t best = 0;
   std::vector<double> mse;
   for (const auto& c : candidates) {
@@ -296,15 +322,47 @@ std::pair<hw_choice, std::string> choose_holt_winters(const series_data& d,
     const auto roll = [&](std::span<const double> ctx, index steps) {
       return hw_model(c, ctx).forecast(steps);
     };
-    mse.push_back(backtest(d, origins, roll, resid).mean_mse);
+    mse.push_back(backtest(d, origins, roll, resid, d.train_end).mean_mse);
     if (mse.back() < mse[best]) best = mse.size() - 1;
   }
   std::string why;
   for (std::size_t i = 0; i < candidates.size(); ++i)
     why += fmt::format("{}{} {:.4g}", i ? "; " : "", candidates[i].name(), mse[i]);
   return {candidates[best],
-          fmt::format("{} (lowest mean MSE of {} variants over {} origins: {})",
+          fmt::format("{} (lowest mean MSE of {} variants over {} tuning origins: {})",
                       candidates[best].name(), candidates.size(), origins.size(), why)};
+}
+
+// The kernel trend's bandwidth, in steps — one of m/2, m, 2m, 3m, 4m, 6m, 8m (m the period, 12
+// without one) — and slope (the local line's, or flat): the pair with the lowest mean MSE over
+// the tuning origins (refitted at each; 2m, sloped, without them). Not by leave-one-out CV or AICc: over serially
+// correlated noise both pick a bandwidth of one or two steps, which fits the noise and
+// extrapolates its last slope.
+std::pair<trend_choice, std::string> choose_trend(const series_data& d) {
+  const double m = double(d.period.period >= 2 ? d.period.period : 12);
+  const auto origins = tuning_origins(d, kTuningOrigins);
+  if (origins.empty())
+    return {{2 * m, false},
+            fmt::format("bandwidth {:.4g} steps, sloped (the default: too short to choose on the "
+                        "training part)",
+                        2 * m)};
+  trend_choice best;
+  double best_mse = std::numeric_limits<double>::infinity();
+  std::string why;
+  for (const bool flat : {false, true})
+    for (const double h : {m / 2, m, 2 * m, 3 * m, 4 * m, 6 * m, 8 * m}) {
+      const trend_choice t{h, flat};
+      std::vector<std::vector<double>> resid;
+      const auto roll = [&](std::span<const double> c, index s) {
+        return kernel_trend_forecast(d, c, s, t);
+      };
+      const double mse = backtest(d, origins, roll, resid, d.train_end).mean_mse;
+      why += fmt::format("{}{:.4g}{} {:.4g}", why.empty() ? "" : "; ", h, flat ? " flat" : "", mse);
+      if (mse < best_mse) best = t, best_mse = mse;
+    }
+  return {best, fmt::format("bandwidth {:.4g} steps, {} (lowest mean MSE of 14 choices over {} "
+                            "tuning origins: {})",
+                            best.bandwidth, best.flat ? "flat" : "sloped", origins.size(), why)};
 }
 
 // σ_k for k = 1 … steps from the backtest's RMS residuals: non-decreasing, √k beyond them.
@@ -352,7 +410,11 @@ double coverage(std::span<const double> truth, const std::vector<double>& lo,
 // every forecaster should beat and is never recommended: its rollout repeats the last period,
 // so it cannot follow a trend, which a backtest of short horizons does not show.
 int simplicity(const std::string& name) {
-  return name == "holt_winters" ? 1 : name == "nw" ? 2 : name == "combination" ? 3 : 4;
+  return name == "holt_winters"   ? 1
+         : name == "kernel_trend" ? 2
+         : name == "nw"           ? 3
+         : name == "combination"  ? 4
+                                  : 5;
 }
 bool recommendable(const series_forecaster& f) {
   return f.name != "seasonal_naive" && f.backtest.origins > 0;
@@ -440,8 +502,7 @@ std::vector<double> mean_of(const std::vector<const std::vector<double>*>& parts
   return m;
 }
 
-// The combination: the mean of the transformer's, the NW forecaster's and Holt–Winters' forecasts
-// whose mean backtest MSE is within kCombineWithin of the best of them (at least two; otherwise
+// The combination: the mean of the forecasts (all but the seasonal naive's) whose mean backtest MSE is within kCombineWithin of the best of them (at least two; otherwise
 // none is added). Its backtest residuals are the mean of theirs, origin by origin.
 void add_combination(const series_data& d, series_result& r,
                      std::vector<std::vector<std::vector<double>>>& residuals) {
@@ -489,9 +550,22 @@ void add_combination(const series_data& d, series_result& r,
 
 struct evaluated {
   std::string name;
-  window_predictor predict;   // on the models fitted for the test part (empty: Holt–Winters)
-  window_predictor backtest;  // on the models the backtest may use (empty: Holt–Winters)
+  window_predictor predict;   // on the models fitted for the test part (empty: refit)
+  window_predictor backtest;  // on the models the backtest may use (empty: refit)
+  rollout_fn refit;           // a forecaster fitted on the whole context (Holt–Winters' is hw)
 };
+
+// A refitted forecaster over the test part: fitted on the known part (rollout), on the known
+// part and the true values before each step (one step ahead), and on all of the series.
+void refit_forecasts(const series_data& d, const rollout_fn& refit, index future,
+                     series_forecaster& f) {
+  const auto& v = d.series.values;
+  f.test.rollout = refit(std::span<const double>(v.data(), std::size_t(d.known)), d.horizon);
+  for (index k = 0; k < d.horizon; ++k)
+    f.test.teacher_forced.push_back(
+        refit(std::span<const double>(v.data(), std::size_t(d.known + k)), 1).front());
+  if (future > 0) f.future = refit(v, future);
+}
 
 // Holt–Winters over the test part: fitted on the known part, rollout and one-step (the state
 // updated with each true value), and beyond the series refitted on all of it.
@@ -508,6 +582,28 @@ void holt_winters_forecasts(const series_data& d, const hw_choice& hc, index fut
   if (future > 0) f.future = hw_model(hc, v).forecast(future);
 }
 
+// e's forecasts over the test part and `future` steps beyond the series, into f; returns its
+// rollout for the backtest.
+rollout_fn test_forecasts(const series_data& d, const evaluated& e, const hw_choice& hc,
+                          index future, series_forecaster& f) {
+  const auto& v = d.series.values;
+  if (e.predict) {
+    const std::span<const double> known(v.data(), std::size_t(d.known));
+    const std::span<const double> truth(v.data() + d.known, std::size_t(d.horizon));
+    f.test = forecast_run(known, truth, d.window, e.predict);
+    if (future > 0) f.future = forecast_rollout(v, future, d.window, e.predict);
+    return [&d, &e](std::span<const double> c, index s) {
+      return forecast_rollout(c, s, d.window, e.backtest);
+    };
+  }
+  if (e.refit) {
+    refit_forecasts(d, e.refit, future, f);
+    return e.refit;
+  }
+  holt_winters_forecasts(d, hc, future, f);
+  return [hc](std::span<const double> c, index s) { return hw_model(hc, c).forecast(s); };
+}
+
 }  // namespace
 
 // Every forecaster on the test horizon (rollout and teacher-forced), `future` steps past the
@@ -521,16 +617,21 @@ series_result series_evaluate(const series_data& d, sequence_regressor<float>& m
   r.nw = detail::series_nw_fit(d, d.window, d.known);  // keys: every known window
   const nw_forecaster nw_train = detail::series_nw_fit(d, d.window, d.train_end);
   const std::vector<index> origins = backtest_origins(d, backtest_k);
-  const auto [hc, hw_why] = choose_holt_winters(d, origins);
+  const auto [hc, hw_why] = choose_holt_winters(d);
   r.holt_winters_season = hw_season_name(hc.on_log ? hw_season::multiplicative : hc.season);
   r.holt_winters = hw_why;
+  const auto [trend, trend_why] = choose_trend(d);
+  r.kernel_trend = trend_why;
   const window_predictor transformer = forecast_predictor(m);
   const std::vector<evaluated> forecasters = {
-      {"transformer", transformer, transformer},
-      {"nw", detail::series_nw_predictor(d, r.nw), detail::series_nw_predictor(d, nw_train)},
-      {"holt_winters", {}, {}},
+      {"transformer", transformer, transformer, {}},
+      {"nw", detail::series_nw_predictor(d, r.nw), detail::series_nw_predictor(d, nw_train), {}},
+      {"holt_winters", {}, {}, {}},
       {"seasonal_naive", seasonal_naive_predictor(d.period.period),
-       seasonal_naive_predictor(d.period.period)}};
+       seasonal_naive_predictor(d.period.period), {}},
+      {"kernel_trend", {}, {}, [&d, t = trend](std::span<const double> c, index s) {
+         return kernel_trend_forecast(d, c, s, t);
+       }}};
   progress_step step(fmt::format("forecasts ({} steps, {} backtest origins, {} forecasters)",
                                  d.horizon + future, origins.size(), forecasters.size()),
                      static_cast<index>(forecasters.size()));
@@ -539,17 +640,7 @@ series_result series_evaluate(const series_data& d, sequence_regressor<float>& m
     const evaluated& e = forecasters[i];
     series_forecaster f;
     f.name = e.name;
-    rollout_fn roll;
-    if (e.predict) {
-      f.test = forecast_run(known, truth, d.window, e.predict);
-      if (future > 0) f.future = forecast_rollout(all, future, d.window, e.predict);
-      roll = [&](std::span<const double> c, index s) {
-        return forecast_rollout(c, s, d.window, e.backtest);
-      };
-    } else {
-      holt_winters_forecasts(d, hc, future, f);
-      roll = [&](std::span<const double> c, index s) { return hw_model(hc, c).forecast(s); };
-    }
+    const rollout_fn roll = test_forecasts(d, e, hc, future, f);
     check_finite(e.name, f.test.rollout, "rollout");
     check_finite(e.name, f.test.teacher_forced, "teacher-forced");
     check_finite(e.name, f.future, "future");

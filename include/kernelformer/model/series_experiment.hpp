@@ -115,7 +115,8 @@ struct series_backtest_score {
   std::vector<double> step_rms;  // RMS residual at horizon step k (k = 1 …)
 };
 struct series_forecaster {
-  std::string name;  // transformer | nw | holt_winters | seasonal_naive | combination
+  std::string name;  // transformer | nw | holt_winters | seasonal_naive | kernel_trend |
+                     // combination
   forecast test;     // over the test part, data units
   forecast_errors rollout, teacher_forced;
   std::vector<double> future;  // rollout beyond the end of the series
@@ -133,6 +134,7 @@ struct series_result {
   double backtest_coverage95 = 0;                   // the bands over the backtest's own points
   std::string holt_winters_season;
   std::string holt_winters;                 // the variant the backtest chose, and why
+  std::string kernel_trend;                 // its bandwidth, and why
   std::vector<std::string> combination_of;  // the "combination" forecaster's members (if any)
   forecast_errors mean;                     // predicting the known part's mean at every test step
   nw_forecaster nw;                         // on standardized windows
