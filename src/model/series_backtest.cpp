@@ -335,9 +335,9 @@ std::pair<hw_choice, std::string> choose_holt_winters(const series_data& d) {
 
 // The kernel trend's bandwidth, in steps — one of m/2, m, 2m, 3m, 4m, 6m, 8m (m the period, 12
 // without one) — and slope (the local line's, or flat): the pair with the lowest mean MSE over
-// the tuning origins (refitted at each; 2m, sloped, without them). Not by leave-one-out CV or AICc: over serially
-// correlated noise both pick a bandwidth of one or two steps, which fits the noise and
-// extrapolates its last slope.
+// the tuning origins (refitted at each; 2m, sloped, without them). Not by leave-one-out CV or AICc:
+// over serially correlated noise both pick a bandwidth of one or two steps, which fits the noise
+// and extrapolates its last slope.
 std::pair<trend_choice, std::string> choose_trend(const series_data& d) {
   const double m = double(d.period.period >= 2 ? d.period.period : 12);
   const auto origins = tuning_origins(d, kTuningOrigins);
@@ -502,8 +502,9 @@ std::vector<double> mean_of(const std::vector<const std::vector<double>*>& parts
   return m;
 }
 
-// The combination: the mean of the forecasts (all but the seasonal naive's) whose mean backtest MSE is within kCombineWithin of the best of them (at least two; otherwise
-// none is added). Its backtest residuals are the mean of theirs, origin by origin.
+// The combination: the mean of the forecasts (all but the seasonal naive's) whose mean backtest MSE
+// is within kCombineWithin of the best of them (at least two; otherwise none is added). Its
+// backtest residuals are the mean of theirs, origin by origin.
 void add_combination(const series_data& d, series_result& r,
                      std::vector<std::vector<std::vector<double>>>& residuals) {
   constexpr double kCombineWithin = 2.0;
@@ -627,8 +628,10 @@ series_result series_evaluate(const series_data& d, sequence_regressor<float>& m
       {"transformer", transformer, transformer, {}},
       {"nw", detail::series_nw_predictor(d, r.nw), detail::series_nw_predictor(d, nw_train), {}},
       {"holt_winters", {}, {}, {}},
-      {"seasonal_naive", seasonal_naive_predictor(d.period.period),
-       seasonal_naive_predictor(d.period.period), {}},
+      {"seasonal_naive",
+       seasonal_naive_predictor(d.period.period),
+       seasonal_naive_predictor(d.period.period),
+       {}},
       {"kernel_trend", {}, {}, [&d, t = trend](std::span<const double> c, index s) {
          return kernel_trend_forecast(d, c, s, t);
        }}};
