@@ -82,6 +82,7 @@ set(KF_MODEL_SOURCES
   src/model/forecast.cpp
   src/model/holt_winters.cpp
   src/model/series_trend.cpp
+  src/model/series_tuning.cpp
   src/model/series_experiment.cpp
   src/model/series_backtest.cpp
   src/model/token_model.cpp

@@ -62,8 +62,8 @@ kernel_trend kernel_trend_fit(std::span<const double> z, index period, double ba
   const auto n = static_cast<index>(z.size());
   const index m = period >= 2 ? period : 0;
   if (n < std::max<index>(2 * m, 8))
-    throw std::invalid_argument(fmt::format(
-        "kernel trend: {} values, needs at least {}", n, std::max<index>(2 * m, 8)));
+    throw std::invalid_argument(
+        fmt::format("kernel trend: {} values, needs at least {}", n, std::max<index>(2 * m, 8)));
   for (double v : z)
     if (!std::isfinite(v)) throw std::invalid_argument("kernel trend: a value is not finite");
   kernel_trend k;
