@@ -58,9 +58,23 @@ lm_preset lm_preset_get(const std::string& name) {
     p.eval_windows = 240;
     p.lr = 1e-3;
     p.min_lr = 1e-4;
+  } else if (name == "baby") {  // nanoGPT's default shakespeare_char ("baby GPT"): ~10.7M
+    m.context = 256;            // parameters, minutes per 100 steps on 2 cores
+    m.decoder_layers = 6;
+    m.block.d_model = 384;
+    m.block.heads = 6;
+    m.block.d_ff = 1536;
+    m.block.dropout = 0.2;
+    p.batch = 64;
+    p.iters = 5000;
+    p.warmup = 100;
+    p.eval_every = 250;
+    p.eval_windows = 200;
+    p.lr = 1e-3;
+    p.min_lr = 1e-4;
   } else {
     throw std::invalid_argument(
-        fmt::format("unknown configuration '{}': expected tiny or small", name));
+        fmt::format("unknown configuration '{}': expected tiny, small or baby", name));
   }
   return p;
 }

@@ -4,7 +4,8 @@
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
-#include "detail/eigen.hpp"
+
+#include "detail/isa_dispatch.hpp"
 
 namespace kf::optim {
 
@@ -40,28 +41,29 @@ void adamw<T>::step(std::span<T> values, std::span<const T> grads, double lr) {
   const double decay = 1.0 - lr * cfg_.weight_decay;  // decoupled: scales p, never enters m, v
   const auto n = static_cast<index>(values.size());
   const bool masked = !decay_mask_.empty();
-  // Chunks of Eigen arrays (vectorized sqrt: std::sqrt keeps errno semantics and stays scalar),
-  // split across threads; every element's arithmetic is the same whatever the split.
+  // One plain loop per chunk, split across threads and compiled at the run-time instruction set
+  // (isa_invoke: sqrt and division vectorize, no temporaries); every element's arithmetic is
+  // the same whatever the split. The update runs in double and is stored back as T.
   constexpr index kChunk = 4096;
-  using arr = Eigen::Array<double, Eigen::Dynamic, 1>;
-  using farr = Eigen::Array<T, Eigen::Dynamic, 1>;
   // lr·m̂ = (lr / bc1)·m and v̂ = v / bc2: the bias corrections folded into two scalars.
   const double b1 = cfg_.beta1, b2 = cfg_.beta2, step = lr / bc1, inv_bc2 = 1.0 / bc2;
+  const double eps = cfg_.eps;
+  const std::uint8_t* mask = masked ? decay_mask_.data() : nullptr;
+  auto update = [=](double* m, double* v, T* p, const T* g, const std::uint8_t* dm, index len) {
+    for (index i = 0; i < len; ++i) {
+      const double gd = double(g[i]);
+      m[i] = b1 * m[i] + (1 - b1) * gd;
+      v[i] = b2 * v[i] + (1 - b2) * gd * gd;
+      const double pd = double(p[i]) * (dm == nullptr || dm[i] ? decay : 1.0);
+      p[i] = T(pd - step * m[i] / (std::sqrt(v[i] * inv_bc2) + eps));  // eps outside √
+    }
+  };
 #pragma omp parallel for schedule(static) if (n >= (1 << 15))
   for (index c0 = 0; c0 < n; c0 += kChunk) {
     const index len = std::min(kChunk, n - c0);
     const auto u0 = static_cast<std::size_t>(c0);
-    Eigen::Map<arr> m(m_.data() + u0, len), v(v_.data() + u0, len);
-    Eigen::Map<farr> p(values.data() + u0, len);
-    const Eigen::Map<const farr> g(grads.data() + u0, len);
-    const arr gd = g.template cast<double>();  // the update runs in double, stored back as T
-    m = b1 * m + (1 - b1) * gd;
-    v = b2 * v + (1 - b2) * gd * gd;
-    arr pd = p.template cast<double>();
-    if (decay != 1.0)
-      for (index i = 0; i < len; ++i)
-        if (!masked || decay_mask_[u0 + static_cast<std::size_t>(i)]) pd[i] *= decay;
-    p = (pd - step * m / ((v * inv_bc2).sqrt() + cfg_.eps)).template cast<T>();  // eps outside √
+    detail::isa_invoke(update, m_.data() + u0, v_.data() + u0, values.data() + u0,
+                       grads.data() + u0, mask == nullptr ? nullptr : mask + u0, len);
   }
 }
 

@@ -99,6 +99,31 @@ TEST(LayerGrad, LayerNorm) {
   g.run(p, {random_matrix<double>(3, 6, 3, -2, 2)}, 3, 6, "layer_norm");
 }
 
+// The float GELU (its own vectorized erf at the run-time instruction set) against the double
+// one (Eigen's erf, the reference) over [−6, 6] and beyond, forward and backward, in place too.
+TEST(LayerFloat, GeluMatchesDouble) {
+  const index n = 3, c = 1001;  // odd: the vector loops' remainders run too
+  matrix<double> xd(n, c), dyd(n, c), yd(n, c), dxd(n, c);
+  matrix<float> xf(n, c), dyf(n, c), yf(n, c), dxf(n, c);
+  for (index i = 0; i < n; ++i)
+    for (index j = 0; j < c; ++j) {
+      const double v = -7.0 + 14.0 * double(j) / double(c - 1) + 0.013 * double(i);
+      xd(i, j) = static_cast<float>(v), xf(i, j) = static_cast<float>(v);
+      dyd(i, j) = dyf(i, j) = static_cast<float>(0.5 + 0.25 * std::sin(double(j)));
+    }
+  activation_forward(activation::gelu, yd.view(), xd.cview());
+  activation_forward(activation::gelu, yf.view(), xf.cview());
+  activation_backward(activation::gelu, dxd.view(), dyd.cview(), xd.cview());
+  activation_backward(activation::gelu, dxf.view(), dyf.cview(), xf.cview());
+  for (index i = 0; i < n; ++i)
+    for (index j = 0; j < c; ++j) {
+      ASSERT_NEAR(yf(i, j), yd(i, j), 2e-6 * (1 + std::abs(yd(i, j)))) << xd(i, j);
+      ASSERT_NEAR(dxf(i, j), dxd(i, j), 2e-6 * (1 + std::abs(dxd(i, j)))) << xd(i, j);
+    }
+  activation_forward(activation::gelu, xf.view(), xf.cview());  // in place: the same values
+  for (index j = 0; j < c; ++j) ASSERT_EQ(xf(0, j), yf(0, j));
+}
+
 TEST(LayerGrad, ActivationsAndDropout) {
   P p;
   p.finalize(0);

@@ -22,14 +22,16 @@
 namespace kf::model {
 
 struct lm_preset {
-  std::string name;  // tiny | small
+  std::string name;  // tiny | small | baby
   token_model_config model;
   index batch = 16, iters = 300, warmup = 30, eval_every = 100, eval_windows = 64;
   double lr = 1e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0;
 };
 // tiny: 2 layers, 2 heads, width 64, context 32 (seconds to a minute on 2 cores);
 // small: nanoGPT's CPU Shakespeare configuration — 4 layers, 4 heads, width 128, context 64,
-// batch 12, 2000 iterations, lr 1e-3 → 1e-4, warmup 100.
+// batch 12, 2000 iterations, lr 1e-3 → 1e-4, warmup 100;
+// baby: nanoGPT's default shakespeare_char model — 6 layers, 6 heads, width 384, context 256,
+// batch 64, dropout 0.2, 5000 iterations, lr 1e-3 → 1e-4, warmup 100.
 lm_preset lm_preset_get(const std::string& name);
 
 struct lm_eval_point {
