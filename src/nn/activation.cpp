@@ -3,8 +3,8 @@
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include "detail/eigen.hpp"
 #include "detail/isa_dispatch.hpp"
 #include "detail/vec_exp.hpp"
@@ -19,10 +19,10 @@ activation activation_parse(std::string_view name) {
 }
 
 // Rows are processed as Eigen arrays (double) or by the dispatched float loops below (vectorized
-// erf/exp: ~30x std::erf, within 4e-7), in parallel when the matrix is large enough to pay for the fork. Each row is computed
-// into an aligned scratch row: Eigen peels scalar iterations until the destination is aligned,
-// and the scalar and packet erf differ in the last bit, so computing in place would make results
-// depend on the buffer's address (and training not bit-reproducible).
+// erf/exp: ~30x std::erf, within 4e-7), in parallel when the matrix is large enough to pay for the
+// fork. Each row is computed into an aligned scratch row: Eigen peels scalar iterations until the
+// destination is aligned, and the scalar and packet erf differ in the last bit, so computing in
+// place would make results depend on the buffer's address (and training not bit-reproducible).
 namespace {
 constexpr index kParallelMin = 1 << 14;
 
