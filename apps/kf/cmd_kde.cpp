@@ -159,7 +159,9 @@ void add_kde(CLI::App& app) {
          "gaussian, epanechnikov, biweight, triweight, tricube, cosine, boxcar, laplacian, "
          "cauchy, rational_quadratic")
       ->capture_default_str();
-  sub->add_option("--bandwidth", o->bandwidth, "silverman | scott | cv-ls | cv-ml | NUMBER[,…]")
+  sub->add_option("--bandwidth", o->bandwidth,
+                  "silverman | scott | sj (Sheather-Jones solve-the-equation, as R's bw.SJ) | "
+                  "sj-dpi (its direct plug-in) | cv-ls | cv-ml | NUMBER[,…]")
       ->capture_default_str();
   auto* grid = sub->add_option("--grid", o->grid, "evaluate on N evenly spaced points (per axis)")
                    ->capture_default_str();
@@ -179,6 +181,7 @@ void add_kde(CLI::App& app) {
       "Examples:\n"
       "  kf kde                                         # built-in bimodal sample, Silverman\n"
       "  kf kde data.csv --x height --bandwidth cv-ml --out density.csv --plot density.png\n"
+      "  kf kde data.csv --x height --bandwidth sj --summary s.json     # R's bw.SJ\n"
       "  kf kde data.csv --x a,b --kernel epanechnikov --out density2d.csv  # 2-D\n"
       "  mpirun -np 4 kf kde big.csv --x v --bandwidth cv-ml --out d.csv  # points over 4 ranks\n"
       "Routes (the summary names the one taken): 1-D from 5000 points is binned (linear\n"

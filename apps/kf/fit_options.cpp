@@ -41,7 +41,8 @@ bandwidth_criterion parse_bandwidth(const std::string& text, bandwidth_for use,
   } catch (const std::invalid_argument& e) {
     throw user_error(std::string("--bandwidth: ") + e.what());
   }
-  const bool density = c == bandwidth_criterion::cv_ml || c == bandwidth_criterion::cv_ls;
+  const bool density = c == bandwidth_criterion::cv_ml || c == bandwidth_criterion::cv_ls ||
+                       c == bandwidth_criterion::sj || c == bandwidth_criterion::sj_dpi;
   const bool regression = c == bandwidth_criterion::loo_cv || c == bandwidth_criterion::gcv ||
                           c == bandwidth_criterion::aicc;
   if (use == bandwidth_for::regression && density)
@@ -50,8 +51,8 @@ bandwidth_criterion parse_bandwidth(const std::string& text, bandwidth_for use,
                      "or a number");
   if (use == bandwidth_for::density && regression)
     throw user_error("--bandwidth " + text +
-                     " is a regression criterion; for density use silverman, scott, cv-ml, cv-ls "
-                     "or a number");
+                     " is a regression criterion; for density use silverman, scott, sj, sj-dpi, "
+                     "cv-ml, cv-ls or a number");
   return c;
 }
 

@@ -44,7 +44,7 @@ def validate(estimator, X="no_validation", y="no_validation", **kw):
 
 
 REGRESSION_RULES = ("silverman", "scott", "cv", "gcv", "aic")
-DENSITY_RULES = ("silverman", "scott", "cv-ml", "cv-ls")
+DENSITY_RULES = ("silverman", "scott", "sj", "sj-dpi", "cv-ml", "cv-ls")
 
 
 def parse_bandwidth(bandwidth, n_features, density):
@@ -54,7 +54,8 @@ def parse_bandwidth(bandwidth, n_features, density):
     allowed = DENSITY_RULES if density else REGRESSION_RULES
     if isinstance(bandwidth, str):
         crit = _kf.bandwidth_criterion_parse(bandwidth)  # ValueError naming the known ones
-        wrong = (C.cv_ml, C.cv_ls) if not density else (C.loo_cv, C.gcv, C.aicc)
+        wrong = ((C.cv_ml, C.cv_ls, C.sj, C.sj_dpi) if not density else
+                 (C.loo_cv, C.gcv, C.aicc))
         if crit in wrong:
             kind = "a density" if not density else "a regression"
             use = "regression" if not density else "density"
@@ -92,7 +93,7 @@ def distance_kernel(kernel, what):
     return k
 
 
-_NAMES = {"loo_cv": "cv", "cv_ml": "cv-ml", "cv_ls": "cv-ls"}
+_NAMES = {"loo_cv": "cv", "cv_ml": "cv-ml", "cv_ls": "cv-ls", "sj_dpi": "sj-dpi"}
 
 
 def criterion_name(library_name):

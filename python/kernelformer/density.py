@@ -28,9 +28,10 @@ class KernelDensity(KeepsCppFit, BaseEstimator):
         triweight, tricube, cosine, boxcar, laplacian, cauchy, ... Each is normalized to
         integrate to 1. Multivariate X: the gaussian (a product of per-feature gaussians).
     bandwidth : str, float or array-like of shape (n_features,), default="silverman"
-        'silverman' or 'scott' (rules of thumb per feature, statsmodels' forms), 'cv-ml'
-        (likelihood cross-validation) or 'cv-ls' (least-squares cross-validation), a number, or
-        one number per feature. (scikit-learn's own KernelDensity takes one number.)
+        'silverman' or 'scott' (rules of thumb per feature, statsmodels' forms), 'sj' or
+        'sj-dpi' (Sheather-Jones plug-in per feature: R's bw.SJ and bw.SJ(method="dpi")),
+        'cv-ml' (likelihood cross-validation) or 'cv-ls' (least-squares cross-validation), a
+        number, or one number per feature. (scikit-learn's own KernelDensity takes one number.)
     exact : bool, default=False
         Exact sums over all pairs instead of the binned route (1-D or 2-D from 5,000 points).
 
@@ -73,7 +74,8 @@ class KernelDensity(KeepsCppFit, BaseEstimator):
         kern = self._kernel()
         criterion, fixed = parse_bandwidth(self.bandwidth, X.shape[1], density=True)
         C = _kf.BandwidthCriterion
-        need = {C.fixed: 1, C.silverman: 2, C.scott: 2, C.cv_ml: 3, C.cv_ls: 3}[criterion]
+        need = {C.fixed: 1, C.silverman: 2, C.scott: 2, C.sj: 2, C.sj_dpi: 2, C.cv_ml: 3,
+                C.cv_ls: 3}[criterion]
         need_samples(X.shape[0], need, f"bandwidth={self.bandwidth!r}")
         if not isinstance(self.exact, (bool, np.bool_)):
             raise TypeError(f"exact must be True or False, not {self.exact!r}")

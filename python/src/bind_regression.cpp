@@ -122,10 +122,23 @@ void bind_bandwidth(py::module_& m) {
       .value("gcv", bandwidth_criterion::gcv)
       .value("aicc", bandwidth_criterion::aicc)
       .value("cv_ml", bandwidth_criterion::cv_ml)
-      .value("cv_ls", bandwidth_criterion::cv_ls);
+      .value("cv_ls", bandwidth_criterion::cv_ls)
+      .value("sj", bandwidth_criterion::sj)
+      .value("sj_dpi", bandwidth_criterion::sj_dpi);
   m.def("bandwidth_criterion_parse", &bandwidth_criterion_parse, py::arg("text"),
         "'silverman', 'scott', 'cv', 'gcv', 'aic'/'aicc', 'cv-ml', 'cv-ls' -> BandwidthCriterion.");
   m.def("bandwidth_criterion_name", &bandwidth_criterion_name, py::arg("criterion"));
+  m.def(
+      "bandwidth_sheather_jones",
+      [](py::array_t<double, py::array::c_style | py::array::forcecast> x, bool dpi, index nb,
+         double tolerance) {
+        const std::span<const double> v(x.data(), static_cast<std::size_t>(x.size()));
+        py::gil_scoped_release release;
+        return bandwidth_sheather_jones(
+            v, dpi ? sj_method::direct_plug_in : sj_method::solve_the_equation, nb, tolerance);
+      },
+      py::arg("x"), py::arg("dpi") = false, py::arg("nb") = 1000, py::arg("tolerance") = 0.0,
+      "R's bw.SJ of a 1-D sample (dpi=True: method='dpi'; tolerance <= 0: R's default).");
   m.def(
       "bandwidth_rule",
       [](const py::array& x0, bandwidth_criterion rule) {

@@ -204,6 +204,26 @@ def test_kernel_density_bandwidth_rules_against_statsmodels():
     assert cv.criterion_ <= cv.criterion_curve_["value"].min() + 1e-9
 
 
+def test_kernel_density_sheather_jones_against_r():
+    """bandwidth='sj' / 'sj-dpi' are R's bw.SJ (tests/fixtures/sj_*.npy, from
+    python/make_fixture_bandwidth_sj.py), per feature."""
+    import os
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
+                            "fixtures")
+    ref = np.load(os.path.join(fixtures, "sj_reference.npy"))
+    x = np.load(os.path.join(fixtures, "sj_eruptions.npy"))
+    precip = np.load(os.path.join(fixtures, "sj_precip.npy"))
+    ste = kf.KernelDensity(bandwidth="sj").fit(x[:, None])
+    np.testing.assert_allclose(ste.bandwidth_[0], ref[0, 0], rtol=1e-10)
+    assert ste.criterion_name_ in ("cv-ml", "sj")
+    dpi = kf.KernelDensity(bandwidth="sj-dpi").fit(x[:, None])
+    np.testing.assert_allclose(dpi.bandwidth_[0], ref[0, 2], rtol=1e-10)
+    both = kf.KernelDensity(bandwidth="sj").fit(np.c_[x[:70], precip])  # one per feature
+    np.testing.assert_allclose(both.bandwidth_[1], ref[1, 0], rtol=1e-10)
+    with pytest.raises(ValueError, match="density criterion"):
+        kf.NadarayaWatsonRegressor(bandwidth="sj").fit(x[:, None], x)
+
+
 def test_kernel_density_sample():
     x = np.random.default_rng(6).normal(size=(400, 2)) * [1.0, 3.0]
     m = kf.KernelDensity(bandwidth=[0.1, 0.3]).fit(x)

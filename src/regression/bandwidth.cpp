@@ -62,6 +62,10 @@ std::string bandwidth_criterion_name(bandwidth_criterion c) {
       return "cv_ml";
     case bandwidth_criterion::cv_ls:
       return "cv_ls";
+    case bandwidth_criterion::sj:
+      return "sj";
+    case bandwidth_criterion::sj_dpi:
+      return "sj_dpi";
   }
   return "?";
 }
@@ -74,9 +78,11 @@ bandwidth_criterion bandwidth_criterion_parse(const std::string& t) {
   if (t == "aic" || t == "aicc") return bandwidth_criterion::aicc;
   if (t == "cv-ml" || t == "cv_ml") return bandwidth_criterion::cv_ml;
   if (t == "cv-ls" || t == "cv_ls") return bandwidth_criterion::cv_ls;
+  if (t == "sj" || t == "sj-ste") return bandwidth_criterion::sj;
+  if (t == "sj-dpi" || t == "sj_dpi") return bandwidth_criterion::sj_dpi;
   throw std::invalid_argument(fmt::format(
-      "unknown bandwidth selector '{}' (silverman, scott, cv, gcv, aic, cv-ml, cv-ls, or a "
-      "positive number)",
+      "unknown bandwidth selector '{}' (silverman, scott, cv, gcv, aic, cv-ml, cv-ls, sj, "
+      "sj-dpi, or a positive number)",
       t));
 }
 

@@ -456,6 +456,17 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
     case bandwidth_criterion::scott:
       f.bandwidth = bandwidth_rule(x, criterion);
       break;
+    case bandwidth_criterion::sj:
+    case bandwidth_criterion::sj_dpi:  // per column, as R's bw.SJ on each
+      f.bandwidth.clear();
+      for (index j = 0; j < x.cols; ++j) {
+        std::vector<double> col(static_cast<std::size_t>(x.rows));
+        for (index i = 0; i < x.rows; ++i) col[static_cast<std::size_t>(i)] = x(i, j);
+        f.bandwidth.push_back(bandwidth_sheather_jones(
+            col, criterion == bandwidth_criterion::sj ? sj_method::solve_the_equation
+                                                      : sj_method::direct_plug_in));
+      }
+      break;
     case bandwidth_criterion::cv_ml:
     case bandwidth_criterion::cv_ls: {
       if (x.rows < 3)
@@ -475,7 +486,7 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
     default:
       throw std::invalid_argument(
           fmt::format("{} is a regression criterion; for density use "
-                      "silverman, scott, cv-ml or cv-ls",
+                      "silverman, scott, sj, sj-dpi, cv-ml or cv-ls",
                       bandwidth_criterion_name(criterion)));
   }
   f.route = choose_kde_route(kernel, f.bandwidth, f.x.cview(), options);

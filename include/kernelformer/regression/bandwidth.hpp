@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,14 +29,29 @@ enum class bandwidth_criterion {
   aicc,       // regression: Hurvich, Simonoff & Tsai (1998)
   cv_ml,      // density: minus the mean leave-one-out log density (likelihood CV)
   cv_ls,      // density: least-squares CV, ∫f̂² − (2/n) Σ f̂₋ᵢ(x_i)
+  sj,         // density: Sheather–Jones solve-the-equation plug-in, per column (R's bw.SJ)
+  sj_dpi,     // density: Sheather–Jones direct plug-in, per column (bw.SJ(method = "dpi"))
 };
 std::string bandwidth_criterion_name(bandwidth_criterion c);
-// "silverman", "scott", "cv" (loo_cv), "gcv", "aic"/"aicc", "cv-ml", "cv-ls"; throws otherwise.
+// "silverman", "scott", "cv" (loo_cv), "gcv", "aic"/"aicc", "cv-ml", "cv-ls", "sj", "sj-dpi";
+// throws otherwise.
 bandwidth_criterion bandwidth_criterion_parse(const std::string& text);
 
 // Rule-of-thumb bandwidth per column of x. Throws std::invalid_argument if a column is constant
 // or there are fewer than 2 rows.
 std::vector<double> bandwidth_rule(const_matrix_view<double> x, bandwidth_criterion rule);
+
+// Sheather & Jones (1991) plug-in bandwidth of a gaussian-kernel density estimate of the values
+// x, as R's bw.SJ computes it (its numbers to rounding: pairwise distances counted in nb bins,
+// binned first above nb/2 points, so the cost is O(n + nb²) at any n). solve_the_equation: the
+// root of h = [R(K) / (n μ₂² ∫f''²(g(h)))]^(1/5) by Brent's method to `tolerance` (≤ 0: R's
+// default, a tenth of the lower end of the search range — R's answer is that coarse too);
+// direct_plug_in: one step from a normal reference. Throws std::invalid_argument for fewer than
+// 2 points, non-finite or constant data, or a sample too sparse for the functionals.
+enum class sj_method { solve_the_equation, direct_plug_in };
+double bandwidth_sheather_jones(std::span<const double> x,
+                                sj_method method = sj_method::solve_the_equation, index nb = 1000,
+                                double tolerance = 0);
 
 struct criterion_point {
   double scale;                   // common factor on the reference bandwidths
