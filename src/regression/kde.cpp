@@ -462,9 +462,9 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
       for (index j = 0; j < x.cols; ++j) {
         std::vector<double> col(static_cast<std::size_t>(x.rows));
         for (index i = 0; i < x.rows; ++i) col[static_cast<std::size_t>(i)] = x(i, j);
-        f.bandwidth.push_back(bandwidth_sheather_jones(
-            col, criterion == bandwidth_criterion::sj ? sj_method::solve_the_equation
-                                                      : sj_method::direct_plug_in));
+        f.bandwidth.push_back(bandwidth_sheather_jones(col, criterion == bandwidth_criterion::sj
+                                                                ? sj_method::solve_the_equation
+                                                                : sj_method::direct_plug_in));
       }
       break;
     case bandwidth_criterion::cv_ml:
