@@ -51,8 +51,7 @@ TEST(SheatherJones, ThroughKdeFitPerColumnAndItsErrors) {
   EXPECT_EQ(bandwidth_criterion_parse("sj-dpi"), bandwidth_criterion::sj_dpi);
   EXPECT_THROW(bandwidth_sheather_jones(std::vector<double>{1.0}), std::invalid_argument);
   EXPECT_THROW(bandwidth_sheather_jones(std::vector<double>(10, 2.0)), std::invalid_argument);
-  EXPECT_THROW(bandwidth_sheather_jones(std::vector<double>{1.0, NAN, 2.0}),
-               std::invalid_argument);
+  EXPECT_THROW(bandwidth_sheather_jones(std::vector<double>{1.0, NAN, 2.0}), std::invalid_argument);
 }
 
 }  // namespace
