@@ -26,7 +26,7 @@ struct classify_options {
   std::string knn_weights = "uniform", criterion = "log-loss", out, summary, plot, plot_criterion;
   std::string at;
   std::string na = "error";
-  index k_max = 50, grid = 150;
+  index k_max = 50, grid = 150, bins = 0;
   bool quiet = false;
 };
 
@@ -84,6 +84,57 @@ struct classify_data {
   index classes = 0;
 };
 
+// The labels as numbers, when every one is a number (else empty).
+std::vector<double> numeric_labels(const std::vector<std::string>& text) {
+  std::vector<double> v;
+  for (const auto& t : text) {
+    char* end = nullptr;
+    const double d = std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(d)) return {};
+    v.push_back(d);
+  }
+  return v;
+}
+
+// --bins K: a numeric --y cut at its K-quantiles into classes named "lo..hi" (equal counts up to
+// ties; tied edges merge bins).
+std::vector<std::string> bin_labels(const classify_options& o, const std::vector<double>& v) {
+  std::vector<double> s = v;
+  std::sort(s.begin(), s.end());
+  std::vector<double> edges;
+  for (index k = 1; k < o.bins; ++k) {
+    const double h = double(s.size() - 1) * double(k) / double(o.bins);
+    const auto lo = static_cast<std::size_t>(h);
+    const double e = s[lo] + (h - double(lo)) * (s[std::min(lo + 1, s.size() - 1)] - s[lo]);
+    if (edges.empty() || e > edges.back()) edges.push_back(e);
+  }
+  std::vector<std::string> out;
+  for (double x : v) {
+    const auto b =
+        static_cast<std::size_t>(std::upper_bound(edges.begin(), edges.end(), x) - edges.begin());
+    const double lo = b == 0 ? s.front() : edges[b - 1];
+    const double hi = b == edges.size() ? s.back() : edges[b];
+    out.push_back(fmt::format("{:.4g}..{:.4g}", lo, hi));
+  }
+  return out;
+}
+
+// Refuses a --y that holds a quantity rather than classes: numbers, not all integers, more than
+// 10 distinct values (the hint: kf smooth, or --bins).
+void check_not_continuous(const classify_options& o, const std::vector<double>& v) {
+  if (v.empty()) return;
+  std::vector<double> s = v;
+  std::sort(s.begin(), s.end());
+  const auto distinct = std::unique(s.begin(), s.end()) - s.begin();
+  const bool integers =
+      std::all_of(v.begin(), v.end(), [](double x) { return x == std::floor(x); });
+  if (!integers && distinct > 10)
+    throw user_error(fmt::format(
+        "{}: column '{}' holds {} distinct numbers, not all integers: a quantity to regress (kf "
+        "smooth), not class labels; to classify its ranges, add --bins K (K quantile classes)",
+        o.data, o.y, distinct));
+}
+
 classify_data read_data(const classify_options& o, const std::vector<std::string>& xcols) {
   io::csv_options copt;
   copt.columns = xcols;
@@ -98,7 +149,13 @@ classify_data read_data(const classify_options& o, const std::vector<std::string
   if (table.dropped_rows > 0 && !o.quiet)
     fmt::print(stderr, "kf: note: {}: skipped {} rows with a missing value (--na drop)\n", o.data,
                table.dropped_rows);
-  classify_data d{table.select<double>(xcols), index_labels(table.text[0]), 0};
+  const std::vector<double> numeric = numeric_labels(table.text[0]);
+  if (o.bins > 0 && numeric.empty())
+    throw user_error(
+        fmt::format("--bins {}: column '{}' of {} is not all numbers", o.bins, o.y, o.data));
+  if (o.bins == 0) check_not_continuous(o, numeric);
+  classify_data d{table.select<double>(xcols),
+                  index_labels(o.bins > 0 ? bin_labels(o, numeric) : table.text[0]), 0};
   d.classes = static_cast<index>(d.ls.names.size());
   if (d.classes < 2)
     throw user_error(
@@ -206,6 +263,9 @@ void add_classify(CLI::App& app) {
   sub->add_option("--x", o->x, "predictor column(s), comma-separated")->required();
   sub->add_option("--y", o->y, "label column (text or numbers; each distinct value a class)")
       ->required();
+  sub->add_option("--bins", o->bins,
+                  "a numeric --y cut into K quantile classes named lo..hi (a continuous --y is "
+                  "refused without it)");
   sub->add_option("--method", o->method, "nw | knn")->capture_default_str();
   sub->add_option("--kernel", o->kernel, "nw: distance kernel (gaussian, epanechnikov, …)")
       ->capture_default_str();
@@ -244,6 +304,7 @@ void add_classify(CLI::App& app) {
       "  kf classify data.csv --x a,b --y label --method knn --k cv --k-max 30 --summary s.json\n"
       "  kf classify data.csv --x a --y label --kernel epanechnikov --bandwidth 0.5\n"
       "  kf classify train.csv --x a,b --y label --at new.csv --out new_proba.csv\n"
+      "  kf classify houses.csv --x area,age --y price --bins 3   # price thirds as classes\n"
       "Probabilities are leave-one-out (row i's own label left out), so the confusion matrix and\n"
       "scores are honest; --at points are classified by every training row. Exact all-pairs\n"
       "sums: O(n^2) per candidate, fine up to ~10^4 rows.");

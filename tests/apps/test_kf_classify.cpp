@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "apps/run_kf.hpp"
@@ -120,6 +121,17 @@ TEST_F(KfClassify, AtPointsEqualBruteForceSums) {
   EXPECT_NE(io::read_file(p("at.json")).find("\"rows\": 4"), std::string::npos);
 }
 
+// --bins K: a continuous --y becomes K quantile classes named lo..hi (20 rows each here).
+TEST_F(KfClassify, BinsAContinuousYIntoQuantileClasses) {
+  const auto r = run_kf("classify " + p("data.csv") + " --x a --y b --bins 3 --summary " +
+                        p("s.json") + " --quiet");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto js = nlohmann::json::parse(io::read_file(p("s.json")));
+  ASSERT_EQ(js["classes"].size(), 3u) << js.dump();
+  for (const auto& c : js["classes"])
+    EXPECT_NE(c.get<std::string>().find(".."), std::string::npos) << c;
+}
+
 TEST_F(KfClassify, BadInputsFailWithOneLineAndWriteNothing) {
   const std::string out = " --out " + p("o.csv") + " --summary " + p("o.json");
   struct bad {
@@ -142,6 +154,8 @@ TEST_F(KfClassify, BadInputsFailWithOneLineAndWriteNothing) {
       {p("missing.csv") + " --x a,b --y species", "missing.csv"},
       {p("data.csv") + " --x a,b --y species --at " + p("uvw.csv"), "needs the x column"},
       {p("data.csv") + " --x a,b --y species --at " + p("nope.csv"), "nope.csv"},
+      {p("data.csv") + " --x a --y b", "add --bins K"},  // a quantity, not classes
+      {p("data.csv") + " --x a --y species --bins 3", "not all numbers"},
   };
   io::write_file_atomic(p("uvw.csv"), "u,v,w\n1,2,3\n");
   {  // --at without --out: nowhere to write the probabilities
