@@ -56,9 +56,8 @@ any_kernel density_kernel(const std::string& text) {
 matrix<double> density_points(const kde_options& o, const matrix<double>& x, const kde_fit& fit,
                               const std::vector<std::string>& xcols) {
   if (o.at.empty()) return kde_grid(x, fit.bandwidth, o.grid);
-  const io::csv_table t = io::csv_read(o.at);
   try {
-    return t.select<double>(xcols);
+    return read_points(o.at, xcols);  // by the x columns' names (or exactly as many columns)
   } catch (const std::runtime_error& e) {
     throw user_error(e.what());
   }
