@@ -22,11 +22,22 @@ namespace {
 struct kde_options {
   std::string data, x = "x", kernel = "gaussian", bandwidth = "silverman", at, out, summary, plot,
                     plot_criterion, criterion_csv;
-  index grid = 200;
+  index grid = 200, sample = 0;
+  std::uint64_t seed = 0;
   std::string na = "error";
   bool quiet = false;
   bool exact = false;
 };
+
+// --sample N: N draws from the estimate as CSV (the x columns).
+std::string draws_csv(const matrix<double>& s, const std::vector<std::string>& xcols) {
+  std::string out = fmt::format("{}\n", fmt::join(xcols, ","));
+  for (index i = 0; i < s.rows(); ++i) {
+    for (index j = 0; j < s.cols(); ++j) out += fmt::format("{}{:.17g}", j ? "," : "", s(i, j));
+    out += '\n';
+  }
+  return out;
+}
 
 // A bimodal sample: 150 points from N(0, 1) and 50 from N(4, 0.5²).
 io::csv_table builtin_bimodal() {
@@ -86,8 +97,17 @@ void run(const kde_options& o) {
   const bandwidth_criterion crit = parse_bandwidth(o.bandwidth, bandwidth_for::density, fixed);
   require_fit_outputs({o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv});
   if (o.grid < 2) throw user_error("--grid must be at least 2");
-
   const auto xcols = split_list(o.x, "--x");
+  if (o.sample < 0) throw user_error("--sample must be a positive number of draws");
+  if (o.sample > 0 && o.out.empty()) throw user_error("--sample needs --out DRAWS.csv");
+  const std::string kname(kernel_name(kernel));
+  if (o.sample > 0 && kname != "gaussian" &&
+      (xcols.size() != 1 || !(kernel_compact(kernel) || kname == "laplacian" || kname == "cauchy")))
+    throw user_error(fmt::format(
+        "--sample: the {} kernel is not sampled {}(gaussian in any dimension; in 1-D also the "
+        "compact kernels, laplacian, cauchy)",
+        kname, xcols.size() != 1 ? "in several dimensions " : ""));
+
   step_progress steps;  // a bar per long library step (reading, binning, sums), on a terminal
   stopwatch clock;
   nlohmann::json seconds;
@@ -113,7 +133,17 @@ void run(const kde_options& o) {
 
   const kde_run r{kernel, fit, x, at, dens, xcols};
   io::atomic_writer writer;
-  if (!o.out.empty()) writer.stage(o.out, kde_density_csv(r));
+  if (o.sample > 0) {
+    matrix<double> draws;
+    try {
+      draws = kde_sample(fit, o.sample, o.seed);
+    } catch (const std::invalid_argument& e) {
+      throw user_error(std::string("--sample: ") + e.what());
+    }
+    writer.stage(o.out, draws_csv(draws, xcols));
+  } else if (!o.out.empty()) {
+    writer.stage(o.out, kde_density_csv(r));
+  }
   if (!o.summary.empty()) writer.stage(o.summary, kde_summary(r, seconds).dump(2) + "\n");
   if (!o.plot.empty()) writer.stage(o.plot, kde_plot(r, o.plot));
   if (!o.plot_criterion.empty())
@@ -134,7 +164,9 @@ void run(const kde_options& o) {
   if (fit.at_search_boundary)
     fmt::print(stderr,
                "kf kde: warning: the best bandwidth is at the edge of the searched range\n");
-  if (!o.out.empty()) fmt::print("wrote {}\n", o.out);
+  if (!o.out.empty())
+    fmt::print("wrote {}{}\n", o.out,
+               o.sample > 0 ? fmt::format(" ({} draws from the estimate)", o.sample) : "");
 }
 
 }  // namespace
@@ -167,6 +199,11 @@ void add_kde(CLI::App& app) {
   sub->add_option("--at", o->at, "evaluate at the points of this CSV")->excludes(grid);
   sub->add_option("--out", o->out, "DENSITY.csv: x column(s), density");
   sub->add_option("--summary", o->summary, "SUMMARY.json: n, kernel, bandwidth, criterion, …");
+  sub->add_option("--sample", o->sample,
+                  "N draws from the estimate into --out (a data point plus the kernel's noise: "
+                  "gaussian in any dimension; in 1-D also the compact kernels, laplacian, cauchy)");
+  sub->add_option("--seed", o->seed, "seed of --sample's draws (the same seed, the same draws)")
+      ->capture_default_str();
   sub->add_option("--plot", o->plot, "FIG.svg or FIG.png: the density and a rug of the data");
   sub->add_option("--plot-criterion", o->plot_criterion, "FIG.svg|png: the criterion against h");
   sub->add_option("--criterion-csv", o->criterion_csv,
@@ -181,6 +218,7 @@ void add_kde(CLI::App& app) {
       "  kf kde                                         # built-in bimodal sample, Silverman\n"
       "  kf kde data.csv --x height --bandwidth cv-ml --out density.csv --plot density.png\n"
       "  kf kde data.csv --x height --bandwidth sj --summary s.json     # R's bw.SJ\n"
+      "  kf kde data.csv --x height --sample 1000 --seed 1 --out draws.csv\n"
       "  kf kde data.csv --x a,b --kernel epanechnikov --out density2d.csv  # 2-D\n"
       "  mpirun -np 4 kf kde big.csv --x v --bandwidth cv-ml --out d.csv  # points over 4 ranks\n"
       "Routes (the summary names the one taken): 1-D from 5000 points is binned (linear\n"

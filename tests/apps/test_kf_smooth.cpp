@@ -522,6 +522,28 @@ TEST_F(KfSmooth, KdePrintsTheRouteThatRan) {
   EXPECT_NE(r.output.find("does not pay"), std::string::npos) << r.output;
 }
 
+// kf kde --sample N --seed S --out draws.csv: N rows of the x columns, the same for the same
+// seed; the checks before any work (no --out, a kernel without a sampler, 2-D epanechnikov).
+TEST_F(KfSmooth, KdeSampleWritesSeededDraws) {
+  const std::string common = "kde --sample 300 --seed 4 --out ";
+  auto r = run_kf(common + p("a.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("300 draws from the estimate"), std::string::npos) << r.output;
+  const std::string a = io::read_file(p("a.csv"));
+  EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 301);
+  EXPECT_EQ(a.substr(0, 2), "x\n");
+  ASSERT_EQ(run_kf(common + p("b.csv")).code, 0);
+  EXPECT_EQ(io::read_file(p("b.csv")), a);
+  for (const std::string& bad : {std::string("kde --sample 5"),
+                                 "kde --sample 5 --kernel rational_quadratic --out " + p("c.csv"),
+                                 "kde --sample -2 --out " + p("c.csv")}) {
+    r = run_kf(bad);
+    EXPECT_EQ(r.code, test::error_exit(r.output)) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find("--sample"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(p("c.csv")));
+  }
+}
+
 // A spreadsheet's export: semicolons (detected), NA / NaN cells skipped with --na drop and
 // counted on stderr; without --na drop, the error names the line, the column and the option.
 TEST_F(KfSmooth, SemicolonFilesAndMissingValuesSpelledNA) {

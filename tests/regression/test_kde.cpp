@@ -2,8 +2,10 @@
 // the criteria, and the leave-one-out mask.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 
 #include "kernelformer/io/npy.hpp"
@@ -235,6 +237,51 @@ TEST(KdeLogDensity, FiniteAndExactWhereTheDensityUnderflows) {
 
   const auto fc = kde_fit_data(kernel_epanechnikov{}, one.cview(), bandwidth_criterion::fixed, {h});
   EXPECT_EQ(kde_log_evaluate(fc, at.cview())[1], -std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+}  // namespace kf
+
+namespace kf {
+namespace {
+
+// kde_sample: draws from the estimate — the gaussian's variance is the data's plus h² per column,
+// an epanechnikov draw lies within h of a data point with variance data + h²/5, the same seed
+// gives the same draws, and kernels without a sampler are refused by name.
+TEST(KdeSample, MomentsSupportAndSeeds) {
+  std::mt19937_64 rng(6);
+  std::normal_distribution<double> normal;
+  matrix<double> x(400, 2);
+  for (index i = 0; i < 400; ++i) x(i, 0) = normal(rng), x(i, 1) = 3 * normal(rng);
+  const kde_fit g =
+      kde_fit_data(kernel_gaussian{}, x.cview(), bandwidth_criterion::fixed, {0.1, 0.3});
+  const matrix<double> s = kde_sample(g, 20000, 0);
+  for (index j = 0; j < 2; ++j) {
+    double mx = 0, vx = 0, ms = 0, vs = 0;
+    for (index i = 0; i < 400; ++i) mx += x(i, j) / 400;
+    for (index i = 0; i < 400; ++i) vx += (x(i, j) - mx) * (x(i, j) - mx) / 400;
+    for (index i = 0; i < s.rows(); ++i) ms += s(i, j) / double(s.rows());
+    for (index i = 0; i < s.rows(); ++i) vs += (s(i, j) - ms) * (s(i, j) - ms) / double(s.rows());
+    const double h = j == 0 ? 0.1 : 0.3;
+    EXPECT_NEAR(vs, vx + h * h, 0.05 * (vx + h * h)) << j;
+  }
+  matrix<double> x1(300, 1);
+  for (index i = 0; i < 300; ++i) x1(i, 0) = x(i, 0);
+  const kde_fit e =
+      kde_fit_data(kernel_epanechnikov{}, x1.cview(), bandwidth_criterion::fixed, {0.5});
+  const matrix<double> d = kde_sample(e, 5000, 1);
+  double far = 0;
+  for (index i = 0; i < d.rows(); ++i) {
+    double nearest = 1e300;
+    for (index k = 0; k < 300; ++k) nearest = std::min(nearest, std::abs(d(i, 0) - x1(k, 0)));
+    far = std::max(far, nearest);
+  }
+  EXPECT_LE(far, 0.5 + 1e-12);
+  const matrix<double> a = kde_sample(e, 5, 3), b = kde_sample(e, 5, 3);
+  for (index i = 0; i < 5; ++i) EXPECT_EQ(a(i, 0), b(i, 0));
+  const kde_fit rq =
+      kde_fit_data(kernel_epanechnikov{}, x.cview(), bandwidth_criterion::fixed, {0.5, 0.5});
+  EXPECT_THROW(kde_sample(rq, 3, 0), std::invalid_argument);  // 2-D: gaussian only
 }
 
 }  // namespace

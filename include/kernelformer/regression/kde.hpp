@@ -10,6 +10,7 @@
 // form for the gaussian, by Simpson's rule on a fine grid otherwise), or fixed.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -75,6 +76,13 @@ struct kde_fit {
   int search_evaluations = 0;  // criterion evaluations of the search (0: none)
   kde_grid_cache cache;        // 1-D binned, rule or fixed bandwidth: the grid kde_evaluate reuses
 };
+
+// n draws from the fitted density (seeded: the same seed, the same draws): a training point chosen
+// uniformly plus the kernel's noise at the fit's bandwidth — gaussian in any dimension; in 1-D
+// also the compact kernels (by rejection from the uniform on the support), laplacian and cauchy
+// (scikit-learn's KernelDensity.sample offers gaussian and tophat). Throws
+// std::invalid_argument for other kernels, naming the ones offered.
+matrix<double> kde_sample(const kde_fit& fit, index n, std::uint64_t seed);
 
 // ∫ K(|u|) du over the real line for a kernel with bandwidth 1 (its 1-D normalizing constant).
 // Throws std::invalid_argument for kernels that are not integrable densities.
