@@ -59,30 +59,25 @@ pair_counts count_pairs(std::span<const double> x, index nb) {
 }
 
 // φ4 and φ6: the estimates of ∫f''² and −∫f'''² with a gaussian kernel of bandwidth h, from the
-// pair counts (R's bw_phi4, bw_phi6; terms beyond δ² = 1000 are zero in double).
-double phi4(const pair_counts& p, index n, double h) {
+// pair counts (R's bw_phi4, bw_phi6: the Hermite polynomial of the kernel's 4th or 6th
+// derivative over the pairs, plus the diagonal's; terms beyond δ² = 1000 are zero in double).
+double phi(const pair_counts& p, index n, double h, int order) {
   double sum = 0;
   for (std::size_t i = 0; i < p.cnt.size(); ++i) {
     double delta = double(i) * p.d / h;
     delta *= delta;
     if (delta >= 1000) break;
-    sum += std::exp(-delta / 2) * (delta * delta - 6 * delta + 3) * p.cnt[i];
+    const double hermite = order == 4
+                               ? delta * delta - 6 * delta + 3
+                               : delta * delta * delta - 15 * delta * delta + 45 * delta - 15;
+    sum += std::exp(-delta / 2) * hermite * p.cnt[i];
   }
-  sum = 2 * sum + double(n) * 3;
-  return sum / (double(n) * double(n - 1) * std::pow(h, 5.0) * std::sqrt(2 * std::numbers::pi));
+  sum = 2 * sum + double(n) * (order == 4 ? 3.0 : -15.0);
+  return sum / (double(n) * double(n - 1) * std::pow(h, double(order + 1)) *
+                std::sqrt(2 * std::numbers::pi));
 }
-double phi6(const pair_counts& p, index n, double h) {
-  double sum = 0;
-  for (std::size_t i = 0; i < p.cnt.size(); ++i) {
-    double delta = double(i) * p.d / h;
-    delta *= delta;
-    if (delta >= 1000) break;
-    sum += std::exp(-delta / 2) * (delta * delta * delta - 15 * delta * delta + 45 * delta - 15) *
-           p.cnt[i];
-  }
-  sum = 2 * sum - 15 * double(n);
-  return sum / (double(n) * double(n - 1) * std::pow(h, 7.0) * std::sqrt(2 * std::numbers::pi));
-}
+double phi4(const pair_counts& p, index n, double h) { return phi(p, n, h, 4); }
+double phi6(const pair_counts& p, index n, double h) { return phi(p, n, h, 6); }
 
 // Brent's root finder (Brent 1973, the netlib zeroin that R's uniroot calls) on [a, b] with
 // f(a), f(b) of opposite signs, to the absolute tolerance tol.
