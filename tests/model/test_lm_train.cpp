@@ -111,7 +111,19 @@ TEST(LmTrain, DivergenceIsAnErrorNotNaN) {
 TEST(LmTrain, PresetsAndCorpusErrors) {
   EXPECT_EQ(lm_preset_get("small").model.decoder_layers, 4);
   EXPECT_EQ(lm_preset_get("small").model.context, 64);
-  EXPECT_THROW(lm_preset_get("huge"), std::invalid_argument);
+  const lm_preset baby = lm_preset_get("baby");  // nanoGPT's shakespeare_char model
+  EXPECT_EQ(baby.model.decoder_layers, 6);
+  EXPECT_EQ(baby.model.block.heads, 6);
+  EXPECT_EQ(baby.model.block.d_model, 384);
+  EXPECT_EQ(baby.model.context, 256);
+  EXPECT_EQ(baby.batch, 64);
+  EXPECT_EQ(baby.model.block.dropout, 0.2);
+  try {
+    lm_preset_get("huge");
+    ADD_FAILURE() << "no error for an unknown configuration";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("tiny, small or baby"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(lm_default_corpus("/nonexistent/fortunes"), std::runtime_error);
 }
 
