@@ -101,6 +101,11 @@ TEST(KfLm, SamplingOptionsAndEvalIters) {
                     corpus = std::string(KF_FIXTURES_DIR).append("/memorize_1k.txt");
   auto r = run_kf("train lm --corpus " + corpus + " --iters 10 --save " + d + "/lm.safetensors");
   ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("nothing was kept"), std::string::npos) << r.output;
+  const auto kept =
+      run_kf("train lm --corpus " + corpus + " --iters 2");  // neither --save nor --out
+  ASSERT_EQ(kept.code, 0) << kept.output;
+  EXPECT_NE(kept.output.find("nothing was kept: add --save"), std::string::npos) << kept.output;
   const std::string m = " --model " + d + "/lm.safetensors";
   auto t1 = run_kf("sample" + m + " --prompt \"The \" --tokens 60 --seed 4 --top-p 0.9 " +
                    "--repetition-penalty 1.3 2>/dev/null");
