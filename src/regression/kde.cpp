@@ -413,6 +413,16 @@ void keep_grid(kde_fit& f, std::span<const double> xs) {
   f.cache.lock = std::make_shared<std::mutex>();
 }
 
+// bandwidth_sheather_jones on each column of x.
+std::vector<double> sheather_jones_per_column(const_matrix_view<double> x, sj_method method) {
+  std::vector<double> h, col(static_cast<std::size_t>(x.rows));
+  for (index j = 0; j < x.cols; ++j) {
+    for (index i = 0; i < x.rows; ++i) col[static_cast<std::size_t>(i)] = x(i, j);
+    h.push_back(bandwidth_sheather_jones(col, method));
+  }
+  return h;
+}
+
 }  // namespace
 
 kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
@@ -458,14 +468,9 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
       break;
     case bandwidth_criterion::sj:
     case bandwidth_criterion::sj_dpi:  // per column, as R's bw.SJ on each
-      f.bandwidth.clear();
-      for (index j = 0; j < x.cols; ++j) {
-        std::vector<double> col(static_cast<std::size_t>(x.rows));
-        for (index i = 0; i < x.rows; ++i) col[static_cast<std::size_t>(i)] = x(i, j);
-        f.bandwidth.push_back(bandwidth_sheather_jones(col, criterion == bandwidth_criterion::sj
-                                                                ? sj_method::solve_the_equation
-                                                                : sj_method::direct_plug_in));
-      }
+      f.bandwidth = sheather_jones_per_column(x, criterion == bandwidth_criterion::sj
+                                                     ? sj_method::solve_the_equation
+                                                     : sj_method::direct_plug_in);
       break;
     case bandwidth_criterion::cv_ml:
     case bandwidth_criterion::cv_ls: {
