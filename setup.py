@@ -6,7 +6,10 @@
 
 CMake configures this repository in build/python (Release, -DKF_BUILD_PYTHON=ON) and builds only
 the target _kernelformer, so a second install recompiles only what changed. Environment:
-KF_PYTHON_BUILD_DIR (another build folder), KF_BUILD_JOBS (parallel compile jobs; default: the
+KF_PYTHON_CMAKE_BUILD (a CMake build of this repository that already has the target _kernelformer,
+such as build/dev: it is built there, linking that build's library objects, and not configured
+again; scripts/test_python.sh uses build/dev when it exists), KF_PYTHON_BUILD_DIR (another folder
+for setup.py's own build), KF_BUILD_JOBS (parallel compile jobs; default: the
 core count), KF_PYTHON_BUILD_TYPE (default Release), KF_BUILD_PROGRESS=0 (no progress line on the
 terminal). ccache, when installed, serves every compile it has seen before (ccache_settings).
 """
@@ -85,13 +88,8 @@ class CMakeExtension(Extension):
 
 
 class cmake_build_ext(build_ext):
-    def build_extension(self, ext):
-        cmake = shutil.which("cmake")
-        if cmake is None:
-            raise RuntimeError("cmake not found: run scripts/install_deps.sh (Debian's cmake)")
-        build_dir = Path(os.environ.get("KF_PYTHON_BUILD_DIR", ROOT / "build" / "python"))
+    def configure(self, cmake, build_dir, env):
         build_type = os.environ.get("KF_PYTHON_BUILD_TYPE", "Release")
-        jobs = os.environ.get("KF_BUILD_JOBS", str(os.cpu_count() or 2))
         configure = [
             cmake, "-S", str(ROOT), "-B", str(build_dir),
             f"-DCMAKE_BUILD_TYPE={build_type}",
@@ -100,8 +98,27 @@ class cmake_build_ext(build_ext):
             "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
             f"-DPYTHON_EXECUTABLE={sys.executable}",
         ]
-        env = dict(os.environ, **ccache_settings())
         subprocess.run(configure, check=True, stdout=subprocess.DEVNULL, env=env)
+
+    def build_extension(self, ext):
+        cmake = shutil.which("cmake")
+        if cmake is None:
+            raise RuntimeError("cmake not found: run scripts/install_deps.sh (Debian's cmake)")
+        jobs = os.environ.get("KF_BUILD_JOBS", str(os.cpu_count() or 2))
+        env = dict(os.environ, **ccache_settings())
+        existing = os.environ.get("KF_PYTHON_CMAKE_BUILD")
+        if existing:
+            build_dir = Path(existing).resolve()
+            if not (build_dir / "CMakeCache.txt").exists():
+                raise RuntimeError(f"KF_PYTHON_CMAKE_BUILD={existing}: not a configured CMake "
+                                   "build (cmake --preset dev first)")
+            if not (build_dir / "python").is_dir():
+                raise RuntimeError(f"KF_PYTHON_CMAKE_BUILD={existing}: that build has no Python "
+                                   "extension (configure it with -DKF_PYTHON_IF_FOUND=ON and "
+                                   "pybind11 installed)")
+        else:
+            build_dir = Path(os.environ.get("KF_PYTHON_BUILD_DIR", ROOT / "build" / "python"))
+            self.configure(cmake, build_dir, env)
         build_with_progress([cmake, "--build", str(build_dir), "--target", "_kernelformer",
                              "-j", jobs], env)
         built = sorted((build_dir / "python").glob("_kernelformer*.so"),
@@ -117,6 +134,7 @@ setup(
     version=project_version(),
     package_dir={"": "python"},
     packages=["kernelformer"],
+    package_data={"kernelformer": ["py.typed", "_kernelformer.pyi"]},
     ext_modules=[CMakeExtension("kernelformer._kernelformer")],
     cmdclass={"build_ext": cmake_build_ext},
     zip_safe=False,

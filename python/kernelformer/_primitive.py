@@ -3,11 +3,15 @@
 Kernels and masks are the text `kf attend` takes ("gaussian:h=0.5", "causal&window:8"), parsed
 once by the C++ library and cached here.
 """
+from __future__ import annotations
+
 import functools
 import numbers
 from collections import namedtuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _kernelformer as _kf
 
@@ -23,7 +27,7 @@ t = temperature, sqrt(d) by default) or "features" (elu1, rff, favor: K = phi(q)
 explicit feature map, computed in linear time); compact: zero beyond |q - k| > h."""
 
 
-def kernels():
+def kernels() -> List[KernelInfo]:
     """Every kernel the primitive knows, with its formula.
 
     Returns a list of KernelInfo(name, formula, argument, compact), e.g.
@@ -31,18 +35,33 @@ def kernels():
     False). Parameters ride along in the text: "gaussian:h=0.5", "periodic:h=1,period=6.28",
     "polynomial:degree=3,c=1", "exp_dot:t=2"; a product "exp_dot*gaussian:h=2" applies the first
     kernel to the first `split` columns and the second to the rest.
+
+    >>> import kernelformer as kf
+    >>> [k.name for k in kf.kernels()][:3]
+    ['gaussian', 'laplacian', 'cauchy']
     """
     return [KernelInfo(*row) for row in _kf.kernel_catalog()]
 
 
-def set_num_threads(n):
+def set_num_threads(n: int) -> None:
     """Threads for every later call of the library (0: OpenMP's default, OMP_NUM_THREADS or the
-    core count). A call's own threads= argument wins."""
+    core count). A call's own threads= argument wins.
+
+    >>> import kernelformer as kf
+    >>> kf.set_num_threads(1); kf.get_num_threads()
+    1
+    >>> kf.set_num_threads(0)
+    """
     _kf.set_num_threads(int(n))
 
 
-def get_num_threads():
-    """Threads a call uses when it is not given any."""
+def get_num_threads() -> int:
+    """Threads a call uses when it is not given any.
+
+    >>> import kernelformer as kf
+    >>> kf.get_num_threads() >= 1
+    True
+    """
     return _kf.get_num_threads()
 
 
@@ -77,10 +96,16 @@ def _kernel_cached(text, bandwidth, temperature, split):
     return k
 
 
-def make_kernel(kernel="exp_dot", bandwidth=None, temperature=None, split=None):
+def make_kernel(kernel: Union[str, Kernel] = "exp_dot", bandwidth: Optional[float] = None,
+                temperature: Optional[float] = None, split: Optional[int] = None) -> Kernel:
     """A Kernel from its text (or a Kernel), with a bandwidth (distance kernels) or temperature
     (dot kernels) set as `kf attend --bandwidth/--temperature` set them. Raises ValueError with
-    the library's message for an unknown name or a bad parameter."""
+    the library's message for an unknown name or a bad parameter.
+
+    >>> import kernelformer as kf
+    >>> kf.make_kernel("gaussian", bandwidth=0.5).describe()
+    'gaussian(h=0.5)'
+    """
     if isinstance(kernel, Kernel):
         if bandwidth is None and temperature is None and split is None:
             return kernel
@@ -105,9 +130,16 @@ def _mask_cached(text):
     return Mask.parse(text)
 
 
-def make_mask(mask, batch_shape=()):
+def make_mask(mask: Union[None, str, Mask, Sequence[Mask], ArrayLike],
+              batch_shape: Tuple[int, ...] = ()) -> Union[Mask, List[Mask]]:
     """A Mask, or a list of one Mask per batch item, from None, text ("causal&window:8"), a Mask,
-    a list of Masks (one per batch item), or a boolean array (n, m) / (*batch_shape, n, m) that is True where query i may see key j."""
+    a list of Masks (one per batch item), or a boolean array (n, m) / (*batch_shape, n, m) that
+    is True where query i may see key j.
+
+    >>> import kernelformer as kf
+    >>> kf.make_mask("causal&window:8")
+    Mask('causal&window:8')
+    """
     if mask is None:
         return _mask_cached("none")
     if isinstance(mask, Mask):
@@ -149,8 +181,12 @@ def _bandwidth_args(bandwidth):
     return None, per_dim
 
 
-def smooth(q, k, v, kernel="exp_dot", bandwidth=None, mask=None, return_weights=False, *,
-           temperature=None, split=None, return_lse=False, threads=None):
+def smooth(q: ArrayLike, k: ArrayLike, v: ArrayLike, kernel: Union[str, Kernel] = "exp_dot",
+           bandwidth: Union[None, float, ArrayLike] = None,
+           mask: Union[None, str, Mask, Sequence[Mask], ArrayLike] = None,
+           return_weights: bool = False, *, temperature: Optional[float] = None,
+           split: Optional[int] = None, return_lse: bool = False,
+           threads: Optional[int] = None) -> Union[NDArray, Tuple[NDArray, ...]]:
     """Kernel smoothing, the one primitive: out_i = sum_j K(q_i, k_j) v_j / sum_j K(q_i, k_j)
     over the keys j that mask M(i) allows.
 
@@ -178,6 +214,11 @@ def smooth(q, k, v, kernel="exp_dot", bandwidth=None, mask=None, return_weights=
     while computing. Rows whose mask or compact kernel leaves no key get out = 0 (lse = -inf).
     Raises ValueError (shapes, NaN/inf, unknown kernel or mask, bad parameters) or TypeError
     (non-numeric dtypes).
+
+    >>> import numpy as np, kernelformer as kf
+    >>> x = np.linspace(0, 1, 5); y = 2 * x
+    >>> kf.smooth(x, x, y, kernel="boxcar", bandwidth=0.3).round(3).tolist()
+    [0.25, 0.5, 1.0, 1.5, 1.75]
     """
     q, k, v = _array(q, "q"), _array(k, "k"), _array(v, "v")
     squeeze = False

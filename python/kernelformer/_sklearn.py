@@ -44,7 +44,16 @@ def validate(estimator, X="no_validation", y="no_validation", **kw):
 
 
 REGRESSION_RULES = ("silverman", "scott", "cv", "gcv", "aic")
-DENSITY_RULES = ("silverman", "scott", "sj", "sj-dpi", "cv-ml", "cv-ls")
+DENSITY_RULES = ("silverman", "scott", "sj", "sj-dpi", "cv-ml", "cv-ls", "scott-sklearn",
+                 "silverman-sklearn")
+
+# scikit-learn's KernelDensity rules (sklearn/neighbors/_kde.py): one bandwidth for every feature,
+# the factor alone, not scaled by the data's spread (they assume standardized data), unlike
+# 'scott' and 'silverman' here (statsmodels' per-feature forms, scaled by each feature's spread).
+SKLEARN_RULES = {
+    "scott-sklearn": lambda n, d: n ** (-1.0 / (d + 4)),
+    "silverman-sklearn": lambda n, d: (n * (d + 2) / 4.0) ** (-1.0 / (d + 4)),
+}
 
 
 def parse_bandwidth(bandwidth, n_features, density):
@@ -52,6 +61,11 @@ def parse_bandwidth(bandwidth, n_features, density):
     or one positive number per feature."""
     C = _kf.BandwidthCriterion
     allowed = DENSITY_RULES if density else REGRESSION_RULES
+    if isinstance(bandwidth, str) and bandwidth in SKLEARN_RULES:
+        if not density:
+            raise ValueError(f"bandwidth={bandwidth!r} is scikit-learn's KernelDensity rule; for "
+                             f"regression use {', '.join(allowed)} or a number")
+        return C.fixed, None  # the caller computes it from (n, d)
     if isinstance(bandwidth, str):
         crit = _kf.bandwidth_criterion_parse(bandwidth)  # ValueError naming the known ones
         wrong = ((C.cv_ml, C.cv_ls, C.sj, C.sj_dpi) if not density else

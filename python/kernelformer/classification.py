@@ -8,9 +8,12 @@ log-loss or accuracy.
     clf.predict_proba(X_new)                    # (n, n_classes), rows sum to 1
     kf.KNNClassifier(n_neighbors="cv").fit(X, y).predict(X_new)
 """
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -32,7 +35,7 @@ class _SmootherClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"criterion must be one of {', '.join(_CRITERIA)}, "
                              f"not {self.criterion!r}")
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "_SmootherClassifier":
         """Fit on X (n_samples, n_features) and class labels y (n_samples,). Returns self."""
         X, y = validate(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
@@ -58,7 +61,7 @@ class _SmootherClassifier(ClassifierMixin, BaseEstimator):
                           "the searched range; the criterion may keep falling beyond it")
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray:
         """Class probabilities (n_queries, n_classes) in the order of classes_; rows sum to 1
         (a row no training point reaches gets the training class frequencies)."""
         check_is_fitted(self, "classes_")
@@ -67,7 +70,7 @@ class _SmootherClassifier(ClassifierMixin, BaseEstimator):
                                           self._k, self._dist, self._fit_X, self._labels,
                                           len(self.classes_), X)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """The most probable class of each row of X -> (n_queries,)."""
         proba = self.predict_proba(X)  # checks that the classifier is fitted
         return self.classes_[np.argmax(proba, axis=1)]

@@ -3,13 +3,18 @@
 f_hat(x) = 1/(n prod_c h_c) sum_j K((x - x_j)/h) / Z_K: the primitive's normalizer, so a density
 costs one streaming pass (the C++ kf::kde_fit_data / kde_evaluate, what `kf kde` runs).
 """
+from __future__ import annotations
+
+from typing import Optional, Union
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _kernelformer as _kf
-from ._sklearn import (KeepsCppFit, criterion_name, curve_dict, distance_kernel, need_samples,
+from ._sklearn import (SKLEARN_RULES, KeepsCppFit, criterion_name, curve_dict, distance_kernel, need_samples,
                        parse_bandwidth, validate, warn_boundary)
 
 __all__ = ["KernelDensity"]
@@ -28,10 +33,14 @@ class KernelDensity(KeepsCppFit, BaseEstimator):
         triweight, tricube, cosine, boxcar, laplacian, cauchy, ... Each is normalized to
         integrate to 1. Multivariate X: the gaussian (a product of per-feature gaussians).
     bandwidth : str, float or array-like of shape (n_features,), default="silverman"
-        'silverman' or 'scott' (rules of thumb per feature, statsmodels' forms), 'sj' or
-        'sj-dpi' (Sheather-Jones plug-in per feature: R's bw.SJ and bw.SJ(method="dpi")),
-        'cv-ml' (likelihood cross-validation) or 'cv-ls' (least-squares cross-validation), a
-        number, or one number per feature. (scikit-learn's own KernelDensity takes one number.)
+        'silverman' or 'scott' (rules of thumb per feature, statsmodels' forms:
+        0.9 min(sd, IQR/1.349) n^(-1/5) and 1.059 min(sd, IQR/1.349) n^(-1/5) in 1-D, scaled by
+        each feature's spread), 'scott-sklearn' or 'silverman-sklearn' (scikit-learn's
+        KernelDensity rules, n^(-1/(d+4)) and (n (d+2) / 4)^(-1/(d+4)): one number for every
+        feature, not scaled by the spread, so meant for standardized data), 'sj' or 'sj-dpi'
+        (Sheather-Jones plug-in per feature: R's bw.SJ and bw.SJ(method="dpi")), 'cv-ml'
+        (likelihood cross-validation) or 'cv-ls' (least-squares cross-validation), a number, or
+        one number per feature. (scikit-learn's own KernelDensity takes one number.)
     exact : bool, default=False
         Exact sums over all pairs instead of the binned route (1-D or 2-D from 5,000 points).
 
@@ -58,6 +67,14 @@ class KernelDensity(KeepsCppFit, BaseEstimator):
     n_features_in_ : int
 
     Shapes: X (n_samples, n_features); score_samples(X) -> (n_queries,) log-densities.
+
+    Example
+    -------
+    >>> import numpy as np, kernelformer as kf
+    >>> X = np.random.default_rng(0).normal(size=(2000, 1))
+    >>> kde = kf.KernelDensity(bandwidth="sj").fit(X)
+    >>> float(np.exp(kde.score_samples([[0.0]]))[0]).__round__(1)   # 1/sqrt(2 pi) = 0.399
+    0.4
     """
 
     def __init__(self, kernel="gaussian", bandwidth="silverman", exact=False):
@@ -68,11 +85,13 @@ class KernelDensity(KeepsCppFit, BaseEstimator):
     def _kernel(self):
         return distance_kernel(self.kernel, "KernelDensity")
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: None = None) -> "KernelDensity":
         """Fit on X (n_samples, n_features): choose the bandwidth. y is ignored. Returns self."""
         X = validate(self, X, dtype=np.float64, order="C")
         kern = self._kernel()
         criterion, fixed = parse_bandwidth(self.bandwidth, X.shape[1], density=True)
+        if fixed is None:  # scikit-learn's rule: its factor, the same for every feature
+            fixed = [SKLEARN_RULES[self.bandwidth](X.shape[0], X.shape[1])]
         C = _kf.BandwidthCriterion
         need = {C.fixed: 1, C.silverman: 2, C.scott: 2, C.sj: 2, C.sj_dpi: 2, C.cv_ml: 3,
                 C.cv_ls: 3}[criterion]
@@ -84,7 +103,9 @@ class KernelDensity(KeepsCppFit, BaseEstimator):
         self._fit_obj = res["fit"]  # the C++ fit (its 1-D grid reused by every evaluation)
         self.bandwidth_ = np.asarray(res["bandwidth"], dtype=float)
         self.criterion_ = float(res["criterion_value"])
-        self.criterion_name_ = criterion_name(res["criterion"])
+        self.criterion_name_ = (self.bandwidth if isinstance(self.bandwidth, str) and
+                                self.bandwidth in SKLEARN_RULES else
+                                criterion_name(res["criterion"]))
         self.criterion_curve_ = curve_dict(res["curve"], "bandwidth")
         self.at_search_boundary_ = bool(res["at_search_boundary"])
         self.route_ = res["route"]
@@ -104,17 +125,18 @@ class KernelDensity(KeepsCppFit, BaseEstimator):
         return _kf.kde_fit_data(self._kernel(), self._fit_X, _kf.BandwidthCriterion.fixed,
                                 self.bandwidth_.tolist(), bool(self.exact))["fit"]
 
-    def score_samples(self, X):
+    def score_samples(self, X: ArrayLike) -> NDArray:
         """Log-density at each row of X (n_queries, n_features) -> (n_queries,). Computed in log
         space where the density underflows, so a point far from the data gets its finite log
         density (as scikit-learn); -inf only beyond a compact kernel's reach."""
         return self._density(X, log=True)
 
-    def score(self, X, y=None):
+    def score(self, X: ArrayLike, y: None = None) -> float:
         """Total log-likelihood of X (n_queries, n_features) under the model (a float)."""
         return float(np.sum(self.score_samples(X)))
 
-    def sample(self, n_samples=1, random_state=None):
+    def sample(self, n_samples: int = 1,
+               random_state: Union[None, int, np.random.RandomState] = None) -> NDArray:
         """Draw n_samples points from the fitted density -> (n_samples, n_features).
 
         Gaussian in any dimension; in 1-D also the compact kernels (by rejection from the

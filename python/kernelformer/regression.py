@@ -5,11 +5,15 @@ Each is a linear smoother y_hat(x) = sum_j l_j(x) y_j fitted by the C++ library
 criterion, the effective degrees of freedom tr(L), closed-form leave-one-out residuals, R^2 and
 the residual scale, and predictions with pointwise standard errors sigma * sqrt(sum_j l_j(x)^2).
 """
+from __future__ import annotations
+
 import numbers
 import warnings
+from typing import Tuple, Union
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import _kernelformer as _kf
@@ -81,10 +85,20 @@ class _Smoother(KeepsCppFit, RegressorMixin, BaseEstimator):
     def _spec_fitted(self):
         raise NotImplementedError
 
-    def fit(self, X, y):
-        """Fit on X (n_samples, n_features) and y (n_samples,): choose the bandwidth (or k) and
-        compute the diagnostics. Returns self."""
-        X, y = validate(self, X, y, y_numeric=True, dtype=np.float64, order="C")
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "_Smoother":
+        """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_outputs): choose
+        the bandwidth (or k) and compute the diagnostics. Returns self.
+
+        A 2-D y is n_outputs regressions on the same X, each with its own bandwidth (or k)
+        chosen on its own column, as scikit-learn's MultiOutputRegressor would fit them; the
+        fitted attributes gain a leading n_outputs axis and predict returns (n_queries,
+        n_outputs). The single smoothers are in `estimators_`."""
+        X, y = validate(self, X, y, y_numeric=True, dtype=np.float64, order="C",
+                        multi_output=True)
+        if y.ndim == 2:
+            return self._fit_outputs(X, y)
+        self.__dict__.pop("estimators_", None)
+        self.__dict__.pop("n_outputs_", None)
         y = np.ascontiguousarray(y, dtype=np.float64)
         spec, criterion = self._make_spec(X.shape[0], X.shape[1])
         res = _kf.regression_fit_data(spec, X, y, criterion)
@@ -107,14 +121,37 @@ class _Smoother(KeepsCppFit, RegressorMixin, BaseEstimator):
         self._set_fitted(res, X.shape[1])
         return self
 
+    # Per-output attributes of a 2-D y, stacked: scalars become (n_outputs,), arrays gain an
+    # axis (the per-sample ones (n_samples, n_outputs), as y).
+    _STACKED = ("criterion_", "at_search_boundary_", "df_", "rss_", "r2_", "sigma_", "loo_cv_",
+                "gcv_", "aicc_", "search_evaluations_", "bandwidth_", "n_neighbors_")
+    _PER_SAMPLE = ("fitted_values_", "loo_residuals_", "hat_diag_")
+
+    def _fit_outputs(self, X, y):
+        self.n_outputs_ = y.shape[1]
+        self.estimators_ = [clone(self).fit(X, np.ascontiguousarray(y[:, t]))
+                            for t in range(y.shape[1])]
+        first = self.estimators_[0]
+        for name in self._STACKED:
+            if hasattr(first, name):
+                setattr(self, name, np.array([getattr(e, name) for e in self.estimators_]))
+        for name in self._PER_SAMPLE:
+            setattr(self, name, np.column_stack([getattr(e, name) for e in self.estimators_]))
+        for name in ("criterion_name_", "route_", "route_why_"):
+            setattr(self, name, getattr(first, name))
+        self.criterion_curve_ = [e.criterion_curve_ for e in self.estimators_]
+        return self
+
     def _refit(self):  # KeepsCppFit: the same smoother at the fitted bandwidth (or k)
         spec = self._spec_fitted()
         spec.per_point = False
         return _kf.regression_fit_data(spec, self._fit_X, self._fit_y,
                                        _kf.BandwidthCriterion.fixed)["fit"]
 
-    def predict(self, X, return_std=False):
-        """Predict at X (n_queries, n_features) -> y_hat (n_queries,).
+    def predict(self, X: ArrayLike,
+                return_std: bool = False) -> Union[NDArray, Tuple[NDArray, NDArray]]:
+        """Predict at X (n_queries, n_features) -> y_hat (n_queries,), or (n_queries, n_outputs)
+        after a fit on a 2-D y.
 
         return_std=True also returns the standard error of y_hat (n_queries,),
         sigma_ * sqrt(sum_j l_j(x)^2): the band y_hat +- 1.96 se is a pointwise 95% confidence
@@ -123,6 +160,10 @@ class _Smoother(KeepsCppFit, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "df_")
         X = validate(self, X, reset=False, dtype=np.float64, order="C")
+        if getattr(self, "estimators_", None) is not None:
+            out = [e.predict(X, return_std=True) for e in self.estimators_]
+            fit = np.column_stack([f for f, _ in out])
+            return (fit, np.column_stack([se for _, se in out])) if return_std else fit
         fit, se, defined, undefined = _kf.regression_predict_fit(self._fitted_obj(), X,
                                                                  self.sigma_ ** 2)
         if undefined:
@@ -132,6 +173,14 @@ class _Smoother(KeepsCppFit, RegressorMixin, BaseEstimator):
             fit[~defined] = np.nan
             se[~defined] = np.nan
         return (fit, se) if return_std else fit
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"multioutput": True}
+
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
 
 class _BandwidthSmoother(_Smoother):
@@ -183,7 +232,16 @@ class NadarayaWatsonRegressor(_BandwidthSmoother):
     exact : bool, default=False
         Exact sums instead of the binned fast path (1-D from 5,000 points; 2-D nw).
 
-    Shapes: X (n_samples, n_features), y (n_samples,); predict(X) -> (n_queries,).
+    Shapes: X (n_samples, n_features), y (n_samples,) or (n_samples, n_outputs); predict(X) ->
+    (n_queries,) or (n_queries, n_outputs).
+
+    Example
+    -------
+    >>> import numpy as np, kernelformer as kf
+    >>> x = np.linspace(0, 1, 50)[:, None]; y = np.sin(3 * x[:, 0])
+    >>> nw = kf.NadarayaWatsonRegressor(bandwidth=0.05).fit(x, y)
+    >>> float(abs(nw.predict([[0.5]])[0] - np.sin(1.5))) < 0.02
+    True
     """
 
     _method = "nw"
@@ -211,7 +269,16 @@ class LocalLinearRegressor(_BandwidthSmoother):
     exact : bool, default=False
         Exact sums instead of the binned fast path.
 
-    Shapes: X (n_samples, n_features), y (n_samples,); predict(X) -> (n_queries,).
+    Shapes: X (n_samples, n_features), y (n_samples,) or (n_samples, n_outputs); predict(X) ->
+    (n_queries,) or (n_queries, n_outputs).
+
+    Example
+    -------
+    >>> import numpy as np, kernelformer as kf
+    >>> x = np.linspace(0, 1, 50)[:, None]; y = 2 * x[:, 0] + 1
+    >>> ll = kf.LocalLinearRegressor(bandwidth=0.2).fit(x, y)   # a line: reproduced exactly
+    >>> ll.predict([[0.0], [1.0]]).round(6).tolist()
+    [1.0, 3.0]
     """
 
     _method = "local_linear"
@@ -239,7 +306,15 @@ class KNNRegressor(_Smoother):
     max_neighbors : int, default=100
         The largest k that n_neighbors='cv' tries.
 
-    Shapes: X (n_samples, n_features), y (n_samples,); predict(X) -> (n_queries,).
+    Shapes: X (n_samples, n_features), y (n_samples,) or (n_samples, n_outputs); predict(X) ->
+    (n_queries,) or (n_queries, n_outputs).
+
+    Example
+    -------
+    >>> import numpy as np, kernelformer as kf
+    >>> x = np.arange(10.0)[:, None]; y = x[:, 0] ** 2
+    >>> kf.KNNRegressor(n_neighbors=3).fit(x, y).predict([[4.0]]).tolist()   # (9 + 16 + 25) / 3
+    [16.666666666666668]
     """
 
     _method = "knn"

@@ -11,7 +11,10 @@ or float64, batched over any leading dimensions (B, H, T, D).
     attn = kft.KernelAttention(64, 8, kernel="gaussian:h=4", batch_first=True)
     y, w = attn(x, x, x, need_weights=True)                    # w: (B, T, T) averaged over heads
 """
+from __future__ import annotations
+
 import numbers
+from typing import Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -19,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _kernelformer as _kf
-from ._primitive import make_kernel, make_mask
+from ._primitive import Kernel, make_kernel, make_mask
 
 __all__ = ["smooth", "smooth_weights", "SmoothFunction", "KernelAttention"]
 
@@ -123,8 +126,13 @@ def _param(value, name, dtype):
     raise TypeError(f"{name} must be a number or a tensor, not {type(value).__name__}")
 
 
-def smooth(q, k, v, kernel="exp_dot", bandwidth=None, mask=None, *, temperature=None, split=None,
-           dropout=0.0, return_lse=False, threads=None):
+def smooth(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+           kernel: Union[str, Kernel] = "exp_dot",
+           bandwidth: Union[None, float, torch.Tensor] = None, mask=None, *,
+           temperature: Union[None, float, torch.Tensor] = None, split: Optional[int] = None,
+           dropout: float = 0.0, return_lse: bool = False,
+           threads: Optional[int] = None
+           ) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """Kernel smoothing (attention) with autograd: out_i = sum_j K(q_i,k_j) v_j / sum_j K(q_i,k_j).
 
     q (..., n, d), k (..., m, d), v (..., m, dv) -> out (..., n, dv): CPU tensors of one dtype
@@ -142,6 +150,14 @@ def smooth(q, k, v, kernel="exp_dot", bandwidth=None, mask=None, *, temperature=
 
     Gradients flow to q, k, v and a tensor bandwidth/temperature. Raises ValueError (shapes,
     NaN/inf, kernel, mask) or TypeError (dtypes).
+
+    >>> import torch, kernelformer.torch as kft
+    >>> q, k, v = (torch.randn(2, 4, 5, 8, dtype=torch.float64) for _ in range(3))
+    >>> out = kft.smooth(q, k, v, mask="causal")             # causal softmax attention
+    >>> ref = torch.softmax((q @ k.transpose(-1, -2) / 8 ** 0.5).masked_fill(
+    ...     torch.ones(5, 5).triu(1).bool(), float("-inf")), -1) @ v
+    >>> bool(torch.allclose(out, ref))
+    True
     """
     _refuse_tracing()
     _check_tensors(q, k, v)
@@ -167,11 +183,20 @@ def smooth(q, k, v, kernel="exp_dot", bandwidth=None, mask=None, *, temperature=
     return (out, lse) if return_lse else out
 
 
-def smooth_weights(q, k, kernel="exp_dot", bandwidth=None, mask=None, *, temperature=None,
-                   split=None, threads=None):
+def smooth_weights(q: torch.Tensor, k: torch.Tensor, kernel: Union[str, Kernel] = "exp_dot",
+                   bandwidth: Union[None, float, torch.Tensor] = None, mask=None, *,
+                   temperature: Union[None, float, torch.Tensor] = None,
+                   split: Optional[int] = None, threads: Optional[int] = None) -> torch.Tensor:
     """The normalized weights p_ij of smooth(q, k, ...): q (..., n, d), k (..., m, d) -> weights
     (..., n, m), a tensor without gradient (what scaled_dot_product_attention never returns).
-    Same kernel, bandwidth, temperature, split and mask arguments as smooth()."""
+    Same kernel, bandwidth, temperature, split and mask arguments as smooth().
+
+    >>> import torch, kernelformer.torch as kft
+    >>> x = torch.linspace(0, 1, 6, dtype=torch.float64)[:, None]
+    >>> w = kft.smooth_weights(x, x, kernel="gaussian", bandwidth=0.2)
+    >>> w.shape, bool(torch.allclose(w.sum(-1), torch.ones(6, dtype=torch.float64)))
+    (torch.Size([6, 6]), True)
+    """
     _refuse_tracing()
     _check_tensors(q, k, k)
     h, h_t, per_dim = _param(bandwidth, "bandwidth", q.dtype)
@@ -216,6 +241,13 @@ class KernelAttention(nn.Module):
     nn.TransformerEncoderLayer, nn.TransformerEncoder or nn.TransformerDecoderLayer, in train or
     eval mode, either batch_first; the layer then always calls this module (PyTorch's fused
     fast path, which would compute softmax itself, is declined: see _qkv_same_embed_dim).
+
+    >>> import torch, kernelformer.torch as kft
+    >>> attn = kft.KernelAttention(16, 2, batch_first=True, kernel="gaussian:h=4")
+    >>> layer = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+    >>> layer.self_attn = attn
+    >>> layer.eval()(torch.randn(3, 7, 16)).shape
+    torch.Size([3, 7, 16])
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,

@@ -93,13 +93,3 @@ def test_threadpoolctl_sees_and_limits_the_library():
     assert kf.get_num_threads() == before
     with threadpoolctl.threadpool_limits(1, user_api="kernelformer"):
         assert kf.get_num_threads() == 1
-
-
-def test_docstring_examples_run():
-    import doctest
-    import warnings
-
-    import kernelformer.classification as m
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert doctest.testmod(m).failed == 0
