@@ -49,7 +49,7 @@ echo "$summary" | sed -n '/^Seed 00[012]/p'
 echo "Seed 001 again, by the command line: kf attend reproduced kf demo's Gaussian fit bit for" \
   "bit: $same ($out/attend.npy; kf demo's table: $out/)"
 echo
-echo "$summary" | sed -n '/^Seed 003/,$p' | grep -v '^kf report: wrote' | grep -v '^Open it'
+echo "$summary" | sed -n '/^Seed 003/,$p' | grep -v '^kf report: done\|^wrote \|^Open it'
 echo
 echo "Report:   $(pwd)/build/report/index.html  (offline; figures in build/report/figures)"
 echo "Explorer: $kf serve --port 8080   then open http://127.0.0.1:8080/"

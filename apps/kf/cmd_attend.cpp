@@ -133,7 +133,6 @@ void run_typed(const attend_options& o, const loaded_array& q, const loaded_arra
       kernel_describe(kernel_resolve(kern, qm.cols, std::is_same_v<T, float>)), msk.describe(),
       dist::size() == 1 ? smooth_route_name(st.route) : "partial",
       dist::size() > 1 ? fmt::format(", keys sharded over {} MPI ranks", dist::size()) : "");
-  fmt::print("wrote {}{}\n", o.out, o.weights.empty() ? "" : " and " + o.weights);
   if (o.compare_exact)
     print_compare_exact<T>(qm, km, vm, out.cview(), kern, msk, opt, o.weight_rows);
   if (st.empty_rows > 0)

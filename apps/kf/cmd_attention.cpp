@@ -115,10 +115,9 @@ void run_attention(const attention_options& o) {
   const index sites = o.html.empty() ? 0 : stage_attention_html(wr, o, lm, in);
   wr.commit();
   if (!o.out.empty())
-    fmt::print("wrote {} ({} panel{}, {} tokens)\n", o.out, panels, panels == 1 ? "" : "s",
-               in.ids.size());
+    fmt::print("heatmaps: {} panel{}, {} tokens\n", panels, panels == 1 ? "" : "s", in.ids.size());
   if (!o.html.empty())
-    fmt::print("wrote {} ({} attention site{} × {} layers × {} heads, {} tokens)\n", o.html, sites,
+    fmt::print("attention page: {} attention site{} × {} layers × {} heads, {} tokens\n", sites,
                sites == 1 ? "" : "s", cfg.decoder_layers, cfg.block.heads, in.ids.size());
 }
 

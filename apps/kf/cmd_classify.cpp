@@ -242,11 +242,9 @@ void run(const classify_options& o) {
                "kf classify: warning: {} of the --at points have no training point within the "
                "kernel's reach; their probabilities are the class frequencies\n",
                at_undefined);
-  if (!o.out.empty())
-    fmt::print("wrote {}{}\n", o.out,
-               o.at.empty()
-                   ? ""
-                   : fmt::format(" (probabilities at the {} points of {})", at.rows(), o.at));
+  if (!o.out.empty() && !o.at.empty())
+    fmt::print("kf classify: {} holds the probabilities at the {} points of {}\n", o.out, at.rows(),
+               o.at);
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ void write_npy(const std::string& dir, const demo::seed001_result& r) {
   w.stage(dir + "/nw.npy", io::npy_encode<double>(column(r.nw).cview()));
   w.commit();
   fmt::print(
-      "\nwrote {0}/queries.npy, keys.npy, values.npy and nw.npy; reproduce nw.npy with\n"
+      "\nreproduce {0}/nw.npy from the other three with\n"
       "  kf attend -q {0}/queries.npy -k {0}/keys.npy -v {0}/values.npy "
       "--kernel gaussian -b {1:.17g} -o {0}/attend.npy\n",
       dir, r.bandwidth);

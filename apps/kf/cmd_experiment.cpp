@@ -210,8 +210,8 @@ void run(const experiment_options& o) {
   fmt::print("kf experiment periodic\n\n{}", out.md);
   if (!o.out.empty())
     fmt::print(
-        "\nwrote {0}/table.md and table.csv; per function (first kernel, first seed): "
-        "{0}/FUNCTION/prediction.png (Fig. 3), attention.png (Fig. 4), loss.png and their CSV\n",
+        "\nper function (first kernel, first seed): {0}/FUNCTION/prediction.png (Fig. 3), "
+        "attention.png (Fig. 4), loss.png and their CSV\n",
         o.out);
 }
 

@@ -88,7 +88,6 @@ void run_lm(const lm_experiment_options& o) {
   if (o.quiet) return;
   fmt::print("kf experiment lm: {} config, {} tokens, {} iterations, seed {}\n\n{}", o.config,
              o.tokenizer, p.iters, o.seed, md);
-  if (!o.out.empty()) fmt::print("\nwrote {}/table.md and table.csv\n", o.out);
 }
 
 }  // namespace

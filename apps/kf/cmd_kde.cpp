@@ -164,9 +164,8 @@ void run(const kde_options& o) {
   if (fit.at_search_boundary)
     fmt::print(stderr,
                "kf kde: warning: the best bandwidth is at the edge of the searched range\n");
-  if (!o.out.empty())
-    fmt::print("wrote {}{}\n", o.out,
-               o.sample > 0 ? fmt::format(" ({} draws from the estimate)", o.sample) : "");
+  if (!o.out.empty() && o.sample > 0)
+    fmt::print("kf kde: {} holds {} draws from the estimate\n", o.out, o.sample);
 }
 
 }  // namespace

@@ -52,8 +52,7 @@ void run_regressor(const predict_options& o, const model::checkpoint& ck) {
               std::span<float>(y.data() + i0, static_cast<std::size_t>(b)), nullptr);
   }
   io::write_file_atomic(o.out, encode_output<float>(o.out, y.cview()));
-  if (!o.quiet)
-    fmt::print("kf predict: {} sequences of {} values -> wrote {}\n", n, cfg.seq_len, o.out);
+  if (!o.quiet) fmt::print("kf predict: {} sequences of {} values\n", n, cfg.seq_len);
 }
 
 // The sources: --text, or --input's lines (one source a line; each checked against the context).
@@ -126,7 +125,7 @@ void run_seq2seq(const predict_options& o) {
   for (std::size_t i = 0; i < out.size(); ++i)
     text += tsv ? fmt::format("{}\t{}\n", src[i], out[i]) : out[i] + "\n";
   io::write_file_atomic(o.out, text);
-  if (!o.quiet) fmt::print("kf predict: {} sources decoded -> wrote {}\n", out.size(), o.out);
+  if (!o.quiet) fmt::print("kf predict: {} sources decoded\n", out.size());
 }
 
 void run(const predict_options& o) {

@@ -119,10 +119,9 @@ void run(const report_options& o) {
     for (const auto& l : ctx.summary) fmt::print("{}\n", l);
   }
   fmt::print(
-      "kf report: wrote {}/index.html (figures in {}/figures) in {:.0f} s\n"
-      "Open it in a browser (it works offline). For the interactive explorer: kf serve --port "
-      "8080, then http://127.0.0.1:8080/\n",
-      o.out, o.out, secs);
+      "kf report: done in {:.0f} s. Open {}/index.html in a browser (it works offline). For the "
+      "interactive explorer: kf serve --port 8080, then http://127.0.0.1:8080/\n",
+      secs, o.out);
 }
 
 }  // namespace

@@ -186,7 +186,7 @@ void run_train(const seq2seq_options& o) {
   const nlohmann::json js = seq2seq_summary(run, p, fin, m.params().count());
   write_seq2seq_outputs(run, m, v, {o.save, o.summary, o.out},
                         checkpoint_metadata(o, d, p, v, fin, run.tr.seconds), js);
-  if (!o.quiet) print_seq2seq_result(run, fin, o.save, o.out);
+  if (!o.quiet) print_seq2seq_result(run, fin);
 }
 
 }  // namespace

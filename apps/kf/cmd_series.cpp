@@ -264,10 +264,6 @@ void run(series_options& o) {
     fmt::print(
         "future: Holt-Winters is refitted on the whole series; the transformer and the NW "
         "forecaster are the models fitted without the test part\n");
-  if (!f.out.empty())
-    fmt::print("wrote {}/ (forecast.csv/png, {}test_windows.csv, loss.csv/png, {}summary.json)\n",
-               f.out, o.future > 0 ? "future.csv, " : "",
-               d.period.acf_curve.empty() ? "" : "acf.png, ");
 }
 
 }  // namespace

@@ -148,9 +148,6 @@ void finish(const periodic_options& p, const model::regressor_config& cfg,
       "final train loss {:.4g}; test MSE: rollout {:.4g}, teacher-forced {:.4g}; "
       "{:.2f} s/epoch (median), {:.1f} s total\n",
       tr.epoch_loss.back(), fc.mse_rollout, fc.mse_teacher_forced, median, tr.train_seconds);
-  if (!o.out.empty())
-    fmt::print("wrote {}/ (loss.csv/png, prediction.csv/png, attention.csv/png, summary.json)\n",
-               o.out);
 }
 
 void run(const periodic_options& p) {

@@ -79,8 +79,13 @@ void stage_output(io::atomic_writer& writer, const std::string& path, const_matr
 // run and an output never replaces an input.
 void check_output_path(const std::string& path, const std::string& option);
 
-// The command line that check_output_path compares outputs against (main calls it once).
+// The command line that check_output_path compares outputs against (main calls it once). Also
+// starts the list of files the command writes (written_files).
 void set_command_line(int argc, char** argv);
+
+// Every file the command has written so far (each atomic_writer commit), in the order they were
+// first written, each once: main prints one line per file at the end of a command.
+std::vector<std::string> written_files();
 
 // An output FOLDER that a command creates (nested folders too): the nearest existing ancestor
 // must be a writable folder, and DIR itself, if it exists, a folder.

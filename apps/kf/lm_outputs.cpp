@@ -130,14 +130,12 @@ void print_lm_result(const lm_run& r, const std::string& save, const std::string
         "tokens/s\n",
         last.val_loss, std::exp(last.val_loss), last.train_loss, r.tr.seconds,
         r.tr.tokens_per_second);
-  if (!save.empty()) fmt::print("saved {}\n", save);
+
   if (save.empty() && out.empty())
     fmt::print(
         "nothing was kept: add --save MODEL.safetensors for the model (then kf sample), --out "
         "DIR for its curves and a sample\n");
-  if (!out.empty())
-    fmt::print("wrote {}/ (loss.csv/png/svg, eval.csv, sample.txt, summary.json)\nsample:\n{}\n",
-               out, sample);
+  if (!out.empty()) fmt::print("sample:\n{}\n", sample);
 }
 
 }  // namespace kf::cli

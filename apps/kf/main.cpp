@@ -145,6 +145,14 @@ std::string plain(const std::exception& e) {
   return what;
 }
 
+// A command ends with one line per file it wrote (unless --quiet), whatever wrote it: the list
+// the atomic writer's commits made (kf::cli::written_files).
+void print_written(const CLI::App& app) {
+  const CLI::Option* quiet = deepest(app)->get_option_no_throw("--quiet");
+  if (quiet != nullptr && quiet->count() > 0) return;
+  for (const std::string& path : kf::cli::written_files()) fmt::print("wrote {}\n", path);
+}
+
 // Parses the command line and runs the subcommand; the exit code.
 int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
@@ -194,6 +202,7 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
                        std::string_view(e.what()).starts_with("--");
     return usage ? 2 : 1;
   }
+  print_written(app);
   return 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -110,7 +111,29 @@ void check_output_alias(const std::string& path, const std::string& option) {
   refuse_if_input(path, option + " " + shown(path));
 }
 
+// The files written, in order, each once (commits may come from job threads: kf report --full).
+struct written_list {
+  std::mutex lock;
+  std::vector<std::string> paths;
+};
+written_list& written() {
+  static written_list w;
+  return w;
+}
+
+void record_written(const std::string& path) {
+  written_list& w = written();
+  const std::lock_guard<std::mutex> hold(w.lock);
+  if (std::find(w.paths.begin(), w.paths.end(), path) == w.paths.end()) w.paths.push_back(path);
+}
+
 }  // namespace
+
+std::vector<std::string> written_files() {
+  written_list& w = written();
+  const std::lock_guard<std::mutex> hold(w.lock);
+  return w.paths;
+}
 
 void set_command_line(int argc, char** argv) {
   command_line().assign(argv + std::min(argc, 1), argv + argc);
@@ -118,6 +141,7 @@ void set_command_line(int argc, char** argv) {
   // The last line of defence: a file written into an output folder (OUT/forecast.csv, …) that
   // the command line names as an input is refused before its temporary is made.
   io::set_output_guard([](const std::string& path) { refuse_if_input(path, shown(path)); });
+  io::set_commit_observer(record_written);
 }
 
 void check_output_path(const std::string& path, const std::string& option) {

@@ -174,8 +174,7 @@ void write_seq2seq_outputs(const seq2seq_run& r, model::token_model<float>& m,
   w.commit();
 }
 
-void print_seq2seq_result(const seq2seq_run& r, const model::seq2seq_eval& fin,
-                          const std::string& save, const std::string& out) {
+void print_seq2seq_result(const seq2seq_run& r, const model::seq2seq_eval& fin) {
   const model::seq2seq_pair& first = r.val->front();
   fmt::print("validation: exact match {:.1f}%, token accuracy {:.1f}%, loss {:.3g}; {:.1f} s\n",
              100 * fin.exact_match, 100 * fin.token_accuracy, fin.val_loss, r.tr.seconds);
@@ -187,9 +186,6 @@ void print_seq2seq_result(const seq2seq_run& r, const model::seq2seq_eval& fin,
         "(chance {:.1f}%)\n",
         r.alignment->best_layer + 1, r.alignment->best_head + 1, 100 * r.alignment->best,
         r.task->name, 100 * r.alignment->chance);
-  if (!save.empty()) fmt::print("saved {}\n", save);
-  if (!out.empty())
-    fmt::print("wrote {}/ (loss, eval, accuracy, cross_attention, predictions, summary)\n", out);
 }
 
 }  // namespace kf::cli

@@ -47,8 +47,7 @@ void write_seq2seq_outputs(const seq2seq_run& r, model::token_model<float>& m,
                            const std::map<std::string, std::string>& md, const nlohmann::json& js);
 
 // The lines after training: the final validation FIN, the first validation pair's output, the
-// alignment (built-in tasks), what was saved (SAVE) and written (OUT).
-void print_seq2seq_result(const seq2seq_run& r, const model::seq2seq_eval& fin,
-                          const std::string& save, const std::string& out);
+// alignment (built-in tasks). The files written are listed by kf itself at the end.
+void print_seq2seq_result(const seq2seq_run& r, const model::seq2seq_eval& fin);
 
 }  // namespace kf::cli

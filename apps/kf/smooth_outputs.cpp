@@ -184,17 +184,14 @@ void smooth_print(const smooth_run& r, const std::string& out) {
                "kf smooth: warning: {} of {} output points have no data within the "
                "kernel's reach; their fit and se are left empty\n",
                r.pred.undefined, r.at.rows());
-  if (!out.empty()) {
-    fmt::print("wrote {}\n", out);
-    return;
-  }
+  if (!out.empty()) return;
   fmt::print("\n{:>10}  {:>10}  {:>10}\n", r.xcols[0], "fit", "se");
   for (int k = 0; k < 9; ++k) {
     const index i = k * (r.at.rows() - 1) / 8;
     const auto iu = static_cast<std::size_t>(i);
     fmt::print("{:10.4g}  {:10.4g}  {:10.4g}\n", r.at(i, 0), r.pred.fit[iu], r.pred.se[iu]);
   }
-  fmt::print("(write everything with --out FIT.csv; --summary, --plot for more)\n");
+  fmt::print("(the fit and se at every point: --out FIT.csv)\n");
 }
 
 void write_smooth_outputs(const fit_outputs& o, const std::string& loo, const smooth_run& r,

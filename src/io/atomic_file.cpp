@@ -114,9 +114,11 @@ std::FILE* create_temporary(const std::string& path, std::string& tmp) {
 
 namespace {
 std::atomic<output_guard> the_output_guard{nullptr};
+std::atomic<commit_observer> the_commit_observer{nullptr};
 }  // namespace
 
 void set_output_guard(output_guard guard) { the_output_guard = guard; }
+void set_commit_observer(commit_observer observer) { the_commit_observer = observer; }
 
 namespace {
 
@@ -201,11 +203,13 @@ void atomic_writer::commit() {
     });
   }
   pending_.clear();
+  const commit_observer observer = the_commit_observer.load();
   for (const auto& [tmp, dest] : staged_) {
     std::error_code ec;
     std::filesystem::rename(tmp, dest, ec);
     if (ec)
       throw std::runtime_error(fmt::format("{}: cannot move into place ({})", dest, ec.message()));
+    if (observer) observer(dest);
   }
   staged_.clear();
   made_folders_.clear();  // they hold committed files now: kept

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -370,6 +371,59 @@ rgb viridis(double t) {
           c[i][2] + f * (c[i + 1][2] - c[i][2])};
 }
 
+// The cells of H as one image painted into the plot area at (x0, y0), cells cw × ch: each cell
+// is a block of up to 8 × 8 pixels of its colour (so the picture stays sharp when a viewer
+// smooths the scaling), NaN cells transparent (masked: the white background shows). An SVG then
+// embeds one PNG instead of a <path> per cell — seed 003's attention figure, 29,801 cells, was
+// 7 MB of paths (docs/reliability.md).
+void draw_cells(cairo_t* cr, const heatmap& h, double lo, double hi, double x0, double y0,
+                double cw, double ch) {
+  constexpr int kMaxSide = 32767;  // cairo's largest image
+  if (h.rows < 1 || h.cols < 1) return;
+  if (h.rows > kMaxSide || h.cols > kMaxSide)
+    throw std::invalid_argument(fmt::format(
+        "heatmap: {} x {} cells; at most {} per side can be drawn", h.rows, h.cols, kMaxSide));
+  const int bx =
+      std::clamp(static_cast<int>(std::ceil(cw)), 1, std::clamp(kMaxSide / h.cols, 1, 8));
+  const int by =
+      std::clamp(static_cast<int>(std::ceil(ch)), 1, std::clamp(kMaxSide / h.rows, 1, 8));
+  cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, bx * h.cols, by * h.rows);
+  cairo_surface_flush(img);
+  unsigned char* data = cairo_image_surface_get_data(img);
+  const int stride = cairo_image_surface_get_stride(img);
+  if (data == nullptr) {  // the image could not be made (memory): cairo's error surfaces at finish
+    cairo_surface_destroy(img);
+    return;
+  }
+  for (int i = 0; i < h.rows; ++i)
+    for (int j = 0; j < h.cols; ++j) {
+      const double v = h.values[static_cast<std::size_t>(i) * static_cast<std::size_t>(h.cols) +
+                                static_cast<std::size_t>(j)];
+      std::uint32_t px = 0;  // transparent
+      if (!std::isnan(v)) {
+        const rgb col = viridis((v - lo) / (hi - lo));
+        auto byte = [](double c) {
+          return static_cast<std::uint32_t>(std::lround(std::clamp(c, 0.0, 1.0) * 255.0));
+        };
+        px = 0xFF000000u | byte(col.r) << 16 | byte(col.g) << 8 | byte(col.b);
+      }
+      for (int y = 0; y < by; ++y) {
+        auto* row = reinterpret_cast<std::uint32_t*>(
+            data + static_cast<std::ptrdiff_t>(i * by + y) * stride);
+        std::fill_n(row + j * bx, bx, px);
+      }
+    }
+  cairo_surface_mark_dirty(img);
+  cairo_save(cr);
+  cairo_translate(cr, x0, y0);
+  cairo_scale(cr, cw / bx, ch / by);
+  cairo_set_source_surface(cr, img, 0, 0);
+  cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+  cairo_paint(cr);
+  cairo_restore(cr);
+  cairo_surface_destroy(img);
+}
+
 // One heatmap filling h.width × h.height from the current origin (render_grid translates it).
 // Colours span the finite values' [lo, hi]; a constant matrix gets [lo, lo + 1], so it shows as
 // the bottom colour instead of dividing by zero.
@@ -387,15 +441,7 @@ void draw_heatmap(cairo_t* cr, const heatmap& h) {
   if (hi - lo < 1e-300) hi = lo + 1;
   const double pw = W - left - right, ph = H - top - bottom;
   const double cw = pw / std::max(1, h.cols), ch = ph / std::max(1, h.rows);
-  for (int i = 0; i < h.rows; ++i)
-    for (int j = 0; j < h.cols; ++j) {
-      const double v = h.values[static_cast<std::size_t>(i * h.cols + j)];
-      if (std::isnan(v)) continue;  // masked: left blank
-      const rgb col = viridis((v - lo) / (hi - lo));
-      cairo_set_source_rgb(cr, col.r, col.g, col.b);
-      cairo_rectangle(cr, left + j * cw, top + i * ch, cw + 0.5, ch + 0.5);  // +0.5: no seams
-      cairo_fill(cr);
-    }
+  draw_cells(cr, h, lo, hi, left, top, cw, ch);
   cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   auto text = [&](const std::string& s, double x, double y, double ax, double ay, double size) {
     put_text(cr, s, x, y, ax, ay, size);

@@ -9,10 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
+
 #include "test_paths.hpp"
 
 namespace kf::test {
@@ -59,6 +63,18 @@ inline int connect_to(int port) {
 // for bad data or a failure (the message names the file, the tensor, …).
 inline int error_exit(const std::string& output) {
   return output.rfind("kf: error: --", 0) == 0 ? 2 : 1;
+}
+
+// The files a command's OUTPUT says it wrote: its last lines "wrote PATH", one per file (every
+// command ends so, apps/kf/main.cpp), sorted. Empty when a line after them says anything else.
+inline std::vector<std::string> written_lines(const std::string& output) {
+  std::vector<std::string> lines, paths;
+  std::istringstream in(output);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  for (auto it = lines.rbegin(); it != lines.rend() && it->rfind("wrote ", 0) == 0; ++it)
+    paths.push_back(it->substr(6));
+  std::sort(paths.begin(), paths.end());
+  return paths;
 }
 
 // `kf serve --port 0`, started by the constructor: port is the one it prints on its first line

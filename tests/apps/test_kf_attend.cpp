@@ -51,6 +51,8 @@ TEST_F(KfAttend, ComputesWhatTheLibraryComputes) {
   const auto r = run_kf(base() + " --kernel gaussian -b 0.7 --mask causal:2 -o " + p("out.npy") +
                         " --weights " + p("w.npy"));
   ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(test::written_lines(r.output), (std::vector<std::string>{p("out.npy"), p("w.npy")}))
+      << r.output;
   const auto out = io::npy_read(p("out.npy"));
   EXPECT_EQ(out.dtype, io::npy_dtype::f32) << "float32 in, float32 out";
   const auto q = io::npy_read(p("q.npy")).to_matrix<float>();

@@ -60,9 +60,16 @@ TEST(KfSeries, MonthlySeriesThenPredictOnTheCheckpoint) {
                         (d / "run") + " --save " + (d / "run/series.safetensors") + " --summary " +
                         (d / "s.json"));
   ASSERT_EQ(r.code, 0) << r.output;
+  std::vector<std::string> files{d / "s.json"};
   for (const char* f : {"forecast.csv", "forecast.png", "future.csv", "test_windows.csv",
-                        "loss.csv", "loss.png", "acf.png", "summary.json", "series.safetensors"})
+                        "loss.csv", "loss.png", "acf.png", "summary.json", "series.safetensors"}) {
     EXPECT_TRUE(fs::exists(d / ("run/" + std::string(f)))) << f;
+    files.push_back(d / ("run/" + std::string(f)));
+  }
+  // The command ends with one line per file it wrote, and there is no other file.
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(test::written_lines(r.output), files) << r.output;
+  EXPECT_EQ(std::distance(fs::directory_iterator(d / "run"), fs::directory_iterator{}), 9);
   const auto js = nlohmann::json::parse(io::read_file(d / "s.json"));
   EXPECT_EQ(js["period"], 12);
   EXPECT_EQ(js["period_detected"], true);

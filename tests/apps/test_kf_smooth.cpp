@@ -42,6 +42,26 @@ class KfSmooth : public ::testing::Test {
   std::string p(const std::string& name) const { return (dir / name).string(); }
 };
 
+// Every command ends with one line per file it wrote ("wrote PATH"); --quiet prints none.
+TEST_F(KfSmooth, EndsWithOneLinePerFileWritten) {
+  auto r = run_kf("smooth " + p("data.csv") + " --x t --y signal --out " + p("fit.csv") +
+                  " --summary " + p("s.json") + " --plot " + p("fit.png"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(test::written_lines(r.output),
+            (std::vector<std::string>{p("fit.csv"), p("fit.png"), p("s.json")}))
+      << r.output;
+  r = run_kf("kde " + p("data.csv") + " --x t --out " + p("d.csv") + " --sample 5 --quiet");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("wrote"), std::string::npos) << r.output;
+  r = run_kf("kde " + p("data.csv") + " --x t --out " + p("d.csv") + " --sample 5");
+  EXPECT_EQ(test::written_lines(r.output), std::vector<std::string>{p("d.csv")}) << r.output;
+  EXPECT_NE(r.output.find("5 draws"), std::string::npos) << r.output;
+  // Nothing written, nothing listed: the table on the terminal says how to keep the fit.
+  r = run_kf("smooth " + p("data.csv") + " --x t --y signal");
+  EXPECT_TRUE(test::written_lines(r.output).empty()) << r.output;
+  EXPECT_NE(r.output.find("--out FIT.csv"), std::string::npos) << r.output;
+}
+
 TEST_F(KfSmooth, WritesFitSummaryAndPlots) {
   const auto r = run_kf("smooth " + p("data.csv") +
                         " --x t --y signal --method local-linear --grid 50 --out " + p("fit.csv") +

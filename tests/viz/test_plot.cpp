@@ -2,9 +2,12 @@
 // ≤ 0) instead of failing or drawing to −inf.
 #include "kernelformer/viz/plot.hpp"
 
+#include <cairo.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -90,6 +93,59 @@ TEST(Plot, LegendAvoidsTheData) {
       {series::kind::points, {0, 0, 100, 100, 100}, {0, 100, 0, 100, 100}, {}, "p", kBlue, 3, 1});
   EXPECT_EQ(legend_corner(e), corner::top_left);
   EXPECT_FALSE(render(e, image_format::svg).empty());
+}
+
+// A heatmap is one embedded image in an SVG, not a <path> per cell (seed 003's attention figure,
+// 29,801 cells, was 7 MB of paths), and its cells keep their colours: equal values paint equal
+// pixels at the cells' centres, different values different ones, NaN cells the white background.
+TEST(Plot, HeatmapCellsAreOneImageAndKeepTheirColours) {
+  heatmap h;
+  h.rows = 150;
+  h.cols = 200;  // 760 × 680 pixels: the plot area 600 × 600, cells 3 × 4 pixels
+  for (int i = 0; i < h.rows; ++i)
+    for (int j = 0; j < h.cols; ++j) h.values.push_back((i * 7 + j * 3) % 11);
+  h.values[5 * 200 + 5] = std::nan("");
+  const std::string svg = render(h, image_format::svg);
+  std::size_t images = 0;
+  for (auto at = svg.find("<image"); at != std::string::npos; at = svg.find("<image", at + 1))
+    ++images;
+  EXPECT_EQ(images, 1u);
+  EXPECT_LT(svg.size(), 150'000u) << "a path per cell would be ~3 MB";
+
+  std::string png = render(h, image_format::png);
+  struct reader {
+    const std::string* bytes;
+    std::size_t at;
+  } rd{&png, 0};
+  cairo_surface_t* img = cairo_image_surface_create_from_png_stream(
+      [](void* c, unsigned char* out, unsigned int n) {
+        auto* r = static_cast<reader*>(c);
+        if (r->at + n > r->bytes->size()) return CAIRO_STATUS_READ_ERROR;
+        std::memcpy(out, r->bytes->data() + r->at, n);
+        r->at += n;
+        return CAIRO_STATUS_SUCCESS;
+      },
+      &rd);
+  ASSERT_EQ(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
+  const unsigned char* data = cairo_image_surface_get_data(img);
+  const int stride = cairo_image_surface_get_stride(img);
+  auto pixel = [&](int i, int j) {  // the centre of cell (i, j), RGB
+    const int x = 70 + 3 * j + 1, y = 20 + 4 * i + 2;
+    std::uint32_t p;
+    std::memcpy(&p, data + y * stride + 4 * x, 4);
+    return p & 0xFFFFFFu;
+  };
+  EXPECT_EQ(pixel(5, 5), 0xFFFFFFu) << "a NaN cell is blank";
+  for (int i = 0; i < h.rows; i += 7)
+    for (int j = 1; j < h.cols; j += 13) {
+      const double v = h.values[static_cast<std::size_t>(i * 200 + j)];
+      const double w = h.values[static_cast<std::size_t>(i * 200 + j - 1)];
+      if ((i == 5 && (j == 5 || j == 6)) || std::isnan(v) || std::isnan(w)) continue;
+      EXPECT_NE(pixel(i, j), pixel(i, j - 1)) << i << "," << j;  // neighbours differ by 3 (mod 11)
+      // The same value 11 columns on (i*7 + j*3 repeats every 11 j): the same colour.
+      if (j + 11 < h.cols) EXPECT_EQ(pixel(i, j), pixel(i, j + 11)) << i << "," << j;
+    }
+  cairo_surface_destroy(img);
 }
 
 }  // namespace

@@ -57,6 +57,12 @@ class atomic_writer {
 using output_guard = void (*)(const std::string& path);
 void set_output_guard(output_guard guard);
 
+// Called with each destination once commit() has moved it into place (from the committing
+// thread). The kf command line installs one that lists, at the end of a command, every file the
+// command wrote; none by default.
+using commit_observer = void (*)(const std::string& path);
+void set_commit_observer(commit_observer observer);
+
 // One file, written atomically.
 void write_file_atomic(const std::string& path, std::string_view bytes);
 
