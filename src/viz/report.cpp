@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
 #include <utility>
 
 namespace kf::viz {
@@ -14,16 +17,31 @@ constexpr std::string_view kStyle =
        padding: 0 1em; color: #1f2328; line-height: 1.5; }
 h1 { font-size: 1.7em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #d0d7de;
   padding-bottom: 0.2em; margin-top: 2.2em; }
-figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figure { margin: 1.5em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 0.93em; color: #424a53; } .files { font-size: 0.85em; }
 .files a { margin-right: 1em; }
+.table-scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.92em; }
+code { overflow-wrap: anywhere; }
 caption { text-align: left; font-weight: bold; padding-bottom: 0.3em; }
 td, th { border: 1px solid #d0d7de; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f6f8fa; } td:first-child, th:first-child { text-align: left; }
 pre { background: #f6f8fa; padding: 0.8em; white-space: pre-wrap; font-size: 0.9em; }
 .subtitle { color: #57606a; }
 )";
+
+// ' width="W" height="H"' from an SVG's viewBox (cairo writes "0 0 W H"), or "" without one:
+// the page then reserves each figure's space before it loads (figures load lazily, as the
+// reader scrolls to them) and the layout does not jump.
+std::string svg_size_attributes(std::string_view svg) {
+  const auto at = svg.substr(0, 1024).find("viewBox=\"");
+  if (at == std::string_view::npos) return "";
+  double x = 0, y = 0, w = 0, h = 0;
+  const std::string box(svg.substr(at + 9, 64));
+  if (std::sscanf(box.c_str(), "%lf %lf %lf %lf", &x, &y, &w, &h) != 4 || !(w > 0) || !(h > 0))
+    return "";
+  return fmt::format(" width=\"{:.0f}\" height=\"{:.0f}\"", w, h);
+}
 
 }  // namespace
 
@@ -140,7 +158,9 @@ void report::table(const std::vector<std::string>& head,
   // The HTML table and its CSV copy are built side by side, cell by cell.
   // Appended piece by piece: GCC 12 at -O3 flags `"literal" + std::string&&` with a false
   // -Wrestrict (GCC bug 105329), and this is cheaper anyway.
-  std::string h = "<table><caption>";
+  // In a box of its own that scrolls sideways, so a wide table on a phone scrolls in place
+  // instead of widening the page.
+  std::string h = "<div class=\"table-scroll\"><table><caption>";
   h.append(caption_html).append("</caption>\n<tr>");
   std::string csv;
   for (std::size_t i = 0; i < head.size(); ++i) {
@@ -158,7 +178,7 @@ void report::table(const std::vector<std::string>& head,
     h += "</tr>\n";
     csv += "\n";
   }
-  h += "</table>\n";
+  h += "</table></div>\n";
   if (!csv_name.empty()) {
     writer_.stage(dir_ + "/figures/" + csv_name + ".csv", csv);
     h += fmt::format("<p class=\"files\"><a href=\"figures/{0}.csv\">{0}.csv</a></p>\n", csv_name);
@@ -191,13 +211,14 @@ void report::stage_figure(const std::string& name, const std::string& svg, const
   if (!csv.empty()) writer_.stage(base + ".csv", csv);
   ++figures_;
   body_ += fmt::format(
-      "<figure id=\"fig-{0}\"><img src=\"figures/{0}.svg\" alt=\"{1}\">\n"
+      "<figure id=\"fig-{0}\"><img src=\"figures/{0}.svg\" alt=\"{1}\"{5} loading=\"lazy\">\n"
       "<figcaption><b>Figure {2}. {1}.</b> {3}</figcaption>\n"
       "<p class=\"files\"><a href=\"figures/{0}.svg\">SVG</a><a "
       "href=\"figures/{0}.png\">PNG</a>{4}"
       "</p></figure>\n",
       name, html_escape(title), figures_, caption,
-      csv.empty() ? "" : fmt::format("<a href=\"figures/{}.csv\">CSV</a>", name));
+      csv.empty() ? "" : fmt::format("<a href=\"figures/{}.csv\">CSV</a>", name),
+      svg_size_attributes(svg));
 }
 
 }  // namespace kf::viz

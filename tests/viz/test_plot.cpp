@@ -143,7 +143,9 @@ TEST(Plot, HeatmapCellsAreOneImageAndKeepTheirColours) {
       if ((i == 5 && (j == 5 || j == 6)) || std::isnan(v) || std::isnan(w)) continue;
       EXPECT_NE(pixel(i, j), pixel(i, j - 1)) << i << "," << j;  // neighbours differ by 3 (mod 11)
       // The same value 11 columns on (i*7 + j*3 repeats every 11 j): the same colour.
-      if (j + 11 < h.cols) EXPECT_EQ(pixel(i, j), pixel(i, j + 11)) << i << "," << j;
+      if (j + 11 < h.cols) {
+        EXPECT_EQ(pixel(i, j), pixel(i, j + 11)) << i << "," << j;
+      }
     }
   cairo_surface_destroy(img);
 }
