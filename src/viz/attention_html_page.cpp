@@ -26,7 +26,13 @@ h3 { font-size: 14px; margin: 0 0 6px; }
 .controls { display: flex; gap: 16px; align-items: center; flex-wrap: wrap; margin-bottom: 8px; }
 .controls select { font: inherit; padding: 2px 4px; }
 .head-row { display: flex; gap: 24px; align-items: flex-start; flex-wrap: wrap; }
-#head-view { border: 1px solid #eee; background: #fcfcfc; }
+.head-row > * { min-width: 0; max-width: 100%; }
+@media (max-width: 600px) { body { margin: 12px; } }
+#head-view { border: 1px solid #eee; background: #fcfcfc; max-width: 100%; height: auto; }
+#head-view .token:focus { outline: none; }
+#head-view .token:focus-visible rect { stroke: #1f77b4; stroke-width: 2; }
+#head-numbers { display: block; overflow-x: auto; max-width: 100%; }
+#head-numbers tbody tr:focus-visible, .thumb:focus-visible { outline: 2px solid #1f77b4; }
 #head-view .token { cursor: pointer; }
 #head-view .token rect { fill: transparent; }
 #head-view .token.active rect { fill: #ffe9a8; }
@@ -38,7 +44,8 @@ th:first-child, td:first-child { text-align: left; }
 #head-numbers tbody tr { cursor: pointer; }
 #head-numbers tbody tr.selected { background: #e8f0fe; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; border-radius: 2px; }
-#model-view { display: grid; gap: 10px; align-items: start; justify-content: start; }
+#model-view { display: grid; gap: 10px; align-items: start; justify-content: start;
+              overflow-x: auto; max-width: 100%; }
 .layer-label { font-weight: 600; align-self: center; }
 .thumb { margin: 0; cursor: pointer; border: 2px solid transparent; padding: 2px; }
 .thumb.selected { border-color: #1f77b4; }
@@ -128,6 +135,18 @@ function fillControls() {
 // The heads drawn in the head view.
 const shownHeads = () => (state.head < 0 ? [...Array(site().heads).keys()] : [state.head]);
 
+// Makes EL reachable by Tab and operable by Enter or Space (ACTIVATE), as a button named LABEL.
+function operable(el, label, activate) {
+  el.setAttribute('tabindex', '0');
+  el.setAttribute('role', 'button');
+  el.setAttribute('aria-label', label);
+  el.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' && e.key !== ' ') return;
+    e.preventDefault();
+    activate();
+  });
+}
+
 function tokenColumn(svg, labels, side) {
   labels.forEach((label, i) => {
     const g = svgEl('g', { class: 'token ' + side, 'data-side': side, 'data-index': i }, svg);
@@ -138,13 +157,19 @@ function tokenColumn(svg, labels, side) {
     const t = svgEl('text', { x: side === 'query' ? x - 6 : x + 6, y,
                               'text-anchor': side === 'query' ? 'end' : 'start' }, g);
     t.textContent = label;
-    g.addEventListener('mouseenter', () => { state.hover = { side, index: i }; drawLines(); });
-    g.addEventListener('mouseleave', () => { state.hover = null; drawLines(); });
-    g.addEventListener('click', () => {
+    const enter = () => { state.hover = { side, index: i }; drawLines(); };
+    const leave = () => { state.hover = null; drawLines(); };
+    const pin = () => {
       const p = state.pinned;
       state.pinned = p && p.side === side && p.index === i ? null : { side, index: i };
       drawLines();
-    });
+    };
+    g.addEventListener('mouseenter', enter);
+    g.addEventListener('mouseleave', leave);
+    g.addEventListener('focus', enter);  // the keyboard's hover
+    g.addEventListener('blur', leave);
+    g.addEventListener('click', pin);
+    operable(g, `${side} token ${i + 1}: ${label}`, pin);
   });
 }
 
@@ -154,6 +179,7 @@ function drawHeadView() {
   const rows = Math.max(s.queries.length, s.keys.length);
   svg.setAttribute('width', WIDTH);
   svg.setAttribute('height', rows * ROW + 8);
+  svg.setAttribute('viewBox', `0 0 ${WIDTH} ${rows * ROW + 8}`);  // scales down on a phone
   svgEl('g', { id: 'lines' }, svg);
   tokenColumn(svg, s.queries, 'query');
   tokenColumn(svg, s.keys, 'key');
@@ -206,6 +232,10 @@ function drawNumbers() {
       tr.appendChild(td);
     });
     tr.addEventListener('click', () => select(state.site, state.layer, h));
+    operable(tr, `layer ${state.layer + 1} head ${h + 1}`, () => {
+      select(state.site, state.layer, h);
+      document.querySelector(`#head-numbers tbody tr[data-head="${h + 1}"]`).focus();
+    });
     body.appendChild(tr);
   });
 }
@@ -247,10 +277,12 @@ function drawModelView() {
       cap.textContent = `head ${h + 1}: ${n.shape}, h ${fmt3(n.bandwidth)}, ` +
                         `R² ${fixed(n.r2, 2)}, df ${fixed(n.df, 1)}`;
       fig.append(canvas, cap);
-      fig.addEventListener('click', () => {
+      const open = () => {
         select(state.site, l, h);
         $('head-view').scrollIntoView({ block: 'nearest' });
-      });
+      };
+      fig.addEventListener('click', open);
+      operable(fig, `layer ${l + 1} head ${h + 1}`, open);
       mv.appendChild(fig);
     }
   }

@@ -145,6 +145,60 @@ async function numbersChecks(page, data, csvRows) {
   });
 }
 
+// Tokens, thumbnails and table rows are reached by Tab and operated by Enter or Space; focus on a
+// token shows its lines as hovering does.
+async function keyboardChecks(page, data) {
+  const s = data.sites[0];
+  await check('Tab reaches the tokens; a focused token shows its lines; Enter pins it', async () => {
+    await page.selectOption('#layer', { value: '0' });
+    await page.selectOption('#head', { value: '0' });
+    await page.focus('#row-scale');
+    let at = null;
+    for (let k = 0; k < 6 && !(at && at.token); ++k) {
+      await page.keyboard.press('Tab');
+      at = await page.evaluate(() => ({ token: document.activeElement.classList.contains('token'),
+        side: document.activeElement.dataset.side, index: document.activeElement.dataset.index }));
+    }
+    assert(at.token && at.side === 'query' && at.index === '0', `Tab reached ${JSON.stringify(at)}`);
+    compareLines(await shownLines(page), expectedLines(s, 0, [0], 'query', 0));
+    await page.keyboard.press('Enter');
+    await page.evaluate(() => document.activeElement.blur());  // focus leaves: the pin stays
+    compareLines(await shownLines(page), expectedLines(s, 0, [0], 'query', 0));
+    return 'query 0 focused, its lines drawn; pinned with Enter';
+  });
+  await check('Enter on a thumbnail and Space on a table row select their head', async () => {
+    const L = s.layers - 1, H = s.heads - 1;
+    await page.focus(`#model-view .thumb[data-layer="${L + 1}"][data-head="${H + 1}"]`);
+    await page.keyboard.press('Enter');
+    let d = await page.$eval('#head-view', (e) => ({ ...e.dataset }));
+    assert(d.layer === String(L + 1) && d.head === String(H + 1), `after Enter: ${JSON.stringify(d)}`);
+    await page.focus('#head-numbers tbody tr[data-head="1"]');
+    await page.keyboard.press(' ');
+    d = await page.$eval('#head-view', (e) => ({ ...e.dataset }));
+    const focused = await page.evaluate(() => document.activeElement.dataset.head);
+    assert(d.head === '1' && focused === '1', `after Space: ${JSON.stringify(d)}, focus on head ${focused}`);
+    const named = await page.$$eval('[role="button"]', (es) => es.every((e) => e.getAttribute('tabindex') === '0' &&
+                                                                              e.getAttribute('aria-label')));
+    assert(named, 'a button without tabindex or name');
+    return `thumbnail layer ${L + 1} head ${H + 1} by Enter, row head 1 by Space`;
+  });
+}
+
+async function phoneCheck(page) {
+  await check('at 390 px the page does not widen: the head view scales, tables scroll in place', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    const m = await page.evaluate(() => ({
+      scroll: document.documentElement.scrollWidth,
+      head: document.getElementById('head-view').getBoundingClientRect().right,
+      wide: [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 391)
+        .slice(0, 3).map((e) => e.id || e.className.baseVal || e.className || e.tagName),
+    }));
+    await page.setViewportSize({ width: 1280, height: 900 });
+    assert(m.scroll <= 390 && m.head <= 391, `page ${m.scroll} px, head view to ${m.head} px; wide: ${m.wide}`);
+    return `page ${m.scroll} px, head view ${m.head.toFixed(0)} px`;
+  });
+}
+
 async function run(kfExe, out) {
   const found = findChromium('attention');
   if (!found) return 2;
@@ -173,6 +227,8 @@ async function run(kfExe, out) {
     checks: async (page, data) => {
       await headViewChecks(page, data, out);
       await numbersChecks(page, data, csvRows);
+      await keyboardChecks(page, data);
+      await phoneCheck(page);
     },
   });
   return 0;

@@ -11,7 +11,7 @@
 // "explorer: N passed, M failed"; exits 0 only when every check passed (2 on a usage or setup
 // error). This file: loading, the seed-001 curve against numpy, sliders, profiles, heatmap,
 // compression, export, API errors, static files. explorer_modes.mjs: data sets, kernels and
-// their parameters, attention modes, selection, errors, the 400 px layout, update latency.
+// their parameters, attention modes, selection, errors, the 390 px layout, update latency.
 
 import fs from 'node:fs';
 import path from 'node:path';

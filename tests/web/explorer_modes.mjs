@@ -1,6 +1,6 @@
 // The explorer's checks beyond the basics (explorer.test.mjs runs them): data sets and presets,
 // kernels and their parameters, the four attention heads, the selection following x, errors
-// replacing each other, the page at 400 px, and the update latency at n = 200 and 2000.
+// replacing each other, the page at 390 px, and the update latency at n = 200 and 2000.
 
 import path from 'node:path';
 
@@ -173,8 +173,8 @@ async function selectionAndErrorChecks(t) {
 }
 
 async function layoutCheck(t) {
-  await check('the page at 400 px wide: no horizontal overflow, plots drawn at their own width', async () => {
-    const ctx = await t.browser.newContext({ viewport: { width: 400, height: 900 } });
+  await check('the page at 390 px wide (a phone): the plot first, no horizontal overflow, plots drawn at their own width', async () => {
+    const ctx = await t.browser.newContext({ viewport: { width: 390, height: 844 } });
     try {
       const p = await ctx.newPage();
       await p.goto(`${t.base}/`);
@@ -184,12 +184,14 @@ async function layoutCheck(t) {
         const svg = document.getElementById('main-plot');
         const vb = svg.viewBox.baseVal;
         const wide = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5);
-        return { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth, vb: vb.width, svg: svg.clientWidth, wide: wide.slice(0, 3).map((e) => e.id || e.className || e.tagName) };
+        const plotTop = svg.getBoundingClientRect().top, controlsTop = document.querySelector('.sidebar').getBoundingClientRect().top;
+        return { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth, vb: vb.width, svg: svg.clientWidth, wide: wide.slice(0, 3).map((e) => e.id || e.className || e.tagName), plotTop, controlsTop };
       });
-      await p.screenshot({ path: path.join(t.out, 'explorer-400.png'), fullPage: true });
+      await p.screenshot({ path: path.join(t.out, 'explorer-390.png'), fullPage: true });
+      assert(m.plotTop < m.controlsTop && m.plotTop < 844, `the plot starts ${m.plotTop.toFixed(0)} px down, the controls ${m.controlsTop.toFixed(0)} px`);
       assert(m.scroll <= m.client && m.wide.length === 0, `scrollWidth ${m.scroll} > ${m.client}; too wide: ${m.wide.join(', ')}`);
       assert(Math.abs(m.vb - m.svg) <= 1, `main plot drawn ${m.vb} wide in a ${m.svg} px box (text would scale)`);
-      return `scrollWidth ${m.scroll} = clientWidth ${m.client}; main plot ${m.svg} px`;
+      return `scrollWidth ${m.scroll} = clientWidth ${m.client}; main plot ${m.svg} px, starting ${m.plotTop.toFixed(0)} px down (controls at ${m.controlsTop.toFixed(0)} px)`;
     } finally {
       await ctx.close();
     }
