@@ -31,15 +31,25 @@ command -v ccache >/dev/null && ccache -z >/dev/null
 
 step "format check (clang-format, .clang-format)"
 bash scripts/check_format.sh
+step "stale paths: every repository path named in docs and comments exists (scripts/check_paths.py)"
+/usr/bin/python3 scripts/check_paths.py
 
 ctest_args=(--output-on-failure -j"$jobs")
+# ctest with its output kept, then its ten slowest tests (what to make cheaper first).
+run_ctest() {
+  local preset=$1 log="build/$1/ctest.log"
+  ctest --preset "$preset" "${ctest_args[@]}" | tee "$log"
+  echo "-- the ten slowest $preset tests:"
+  sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*Passed +([0-9.]+) sec$/\2 s  \1/p' "$log" |
+    sort -rn | head -10 | sed 's/^/   /'
+}
 [ "${KF_SKIP_SLOW:-0}" = 1 ] && ctest_args+=(-LE slow)
 
 step "dev build: warnings as errors"
 cmake --preset dev >/dev/null
 cmake --build --preset dev -j"$jobs"
 step "dev tests (ctest)"
-ctest --preset dev "${ctest_args[@]}"
+run_ctest dev
 
 if [ "${KF_SKIP_FUZZ:-0}" != 1 ]; then
   step "fuzzing: each target's seed corpus replayed, then 30 s of fuzzing (clang, ASan+UBSan)"
@@ -57,7 +67,7 @@ if [ "${KF_SKIP_ASAN:-0}" != 1 ]; then
   cmake --preset asan >/dev/null
   cmake --build --preset asan -j"$jobs"
   step "asan tests (ctest)"
-  ctest --preset asan "${ctest_args[@]}"
+  run_ctest asan
 fi
 step ""
 if command -v ccache >/dev/null; then

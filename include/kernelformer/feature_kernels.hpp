@@ -3,7 +3,7 @@
 // Seed 001 introduces a kernel as a generalized dot product, K(q, k) = φ(q)ᵀφ(k). When φ has r
 // explicit features, the smoother needs no n × m pass:
 //   out_i = φ(q_i)ᵀ (Σ_j φ(k_j) v_jᵀ) / φ(q_i)ᵀ (Σ_j φ(k_j)),   O((n + m)·r·dv)
-// and a causal mask is a running prefix sum (smooth.hpp's feature route, src/smooth_features.cpp).
+// and a causal mask is a running prefix sum (smooth.hpp's feature route, src/smooth/features.cpp).
 //   elu1   φ(x) = elu(x) + 1 per column (r = d): linear attention (Katharopoulos et al. 2020)
 //   rff    φ(x) = √(2/r) [cos(Wx/h), sin(Wx/h)], W (r/2 × d) i.i.d. N(0, 1): random Fourier
 //          features, E φ(q)ᵀφ(k) = exp(−|q − k|²/(2h²)), the gaussian kernel (Rahimi & Recht 2007)

@@ -1,6 +1,6 @@
 // Internal: the explicit feature maps φ of the feature-map kernels (feature_kernels.hpp) — the
 // random projection W drawn from (seed, r, d), φ of a row in double (the reference), φ of a block
-// of rows in T (the feature route, src/smooth_features.cpp), and their vector–Jacobian products.
+// of rows in T (the feature route, src/smooth/features.cpp), and their vector–Jacobian products.
 //
 //   elu1   φ_c = x_c + 1 (x_c > 0), e^{x_c} (else)                      r = d
 //   rff    P = W x·(1/h);  φ = a [cos P, sin P], a = √(2/r)              W: r/2 × d, i.i.d. N(0, 1)

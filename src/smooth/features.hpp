@@ -1,5 +1,5 @@
-// Internal: the feature-map route of the primitive (src/smooth_features.cpp: forward,
-// src/smooth_features_backward.cpp: backward) — the decision's data and the steps both share.
+// Internal: the feature-map route of the primitive (src/smooth/features.cpp: forward,
+// src/smooth/features_backward.cpp: backward) — the decision's data and the steps both share.
 //
 // Every mask it serves gives row i a prefix of the keys, [0, L_i) (masks.hpp prefix_lengths):
 // none (L = m), causal(offset) (L = i + offset + 1), padding, and their combinations. Rows are
@@ -187,7 +187,7 @@ inline std::vector<std::pair<index, index>> key_pieces(index j0, index j1, index
   return out;
 }
 
-// The route's entries, called by smooth_forward_sq / smooth_backward (src/smooth.cpp) for a
+// The route's entries, called by smooth_forward_sq / smooth_backward (src/smooth/smooth.cpp) for a
 // feature-map kernel; same contracts as those.
 template <class T>
 smooth_stats forward(matrix_view<T> out, matrix_view<T> out_sq, std::span<T> lse,

@@ -13,7 +13,7 @@
 // compact kernels at their edge) or a jump (boxcar) have a first-order term on the few points
 // near it. With the default resolution (h/δ ≥ 1000 for predictions) the fit differs from the
 // exact smoother by < 1e-6 of the range of y for the gaussian and < 1e-4 for every kernel
-// (tested, kernel by kernel: tests/test_binned.cpp).
+// (tested, kernel by kernel: tests/regression/test_binned.cpp).
 // Every distance kernel but the boxcar is supported (its jump would make binning first-order; it
 // takes the exact route, and density counts it exactly on sorted data). Compact kernels are sampled
 // exactly on their support; the others are truncated where K/K(0) < tail_tolerance (1e-14: the
