@@ -99,8 +99,8 @@ set(KF_MODEL_SOURCES
   src/explore/head_kernel.cpp
   src/explore/inspect.cpp
   src/explore/trained_demos.cpp
-  src/viz/attention_html.cpp
-  src/viz/attention_html_page.cpp
+  src/explore/attention_html.cpp
+  src/explore/attention_html_page.cpp
 )
 set(KF_LIBRARY_SOURCES ${KF_CORE_SOURCES} ${KF_REGRESSION_SOURCES} ${KF_VIZ_SOURCES}
     ${KF_MODEL_SOURCES})

@@ -33,6 +33,8 @@ step "format check (clang-format, .clang-format)"
 bash scripts/check_format.sh
 step "stale paths: every repository path named in docs and comments exists (scripts/check_paths.py)"
 /usr/bin/python3 scripts/check_paths.py
+step "layers: no include goes up a layer (scripts/check_layers.py, docs/architecture.md)"
+/usr/bin/python3 scripts/check_layers.py
 
 ctest_args=(--output-on-failure -j"$jobs")
 # ctest with its output kept, then its ten slowest tests (what to make cheaper first).

@@ -9,9 +9,9 @@
 #include <stdexcept>
 
 #include "common.hpp"
+#include "kernelformer/explore/attention_html.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/kernels.hpp"
-#include "kernelformer/viz/attention_html.hpp"
 #include "kernelformer/viz/plot.hpp"
 #include "lm_load.hpp"
 
@@ -72,9 +72,9 @@ index stage_attention_heatmaps(io::atomic_writer& wr, const attention_options& o
 index stage_attention_html(io::atomic_writer& wr, const attention_options& o, loaded_lm& lm,
                            const lm_input& in) {
   const auto& cfg = lm.model->config();
-  viz::attention_view v;
+  attention_view v;
   try {
-    v = viz::attention_view_collect(*lm.model, in.ids, in.labels, in.source, in.source_labels);
+    v = attention_view_collect(*lm.model, in.ids, in.labels, in.source, in.source_labels);
   } catch (const std::invalid_argument& e) {
     throw user_error(e.what());
   }
@@ -82,7 +82,7 @@ index stage_attention_html(io::atomic_writer& wr, const attention_options& o, lo
   v.detail = fmt::format("{}, kernel {}; text \"{}\" ({} tokens{})", cfg.describe(),
                          kernel_describe(cfg.block.kernel), in.text, in.ids.size(),
                          in.source.empty() ? "" : fmt::format("; source \"{}\"", in.source_text));
-  wr.stage(o.html, viz::attention_view_html(v));
+  wr.stage(o.html, attention_view_html(v));
   return static_cast<index>(v.sites.size());
 }
 

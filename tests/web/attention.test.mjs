@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// End-to-end test of `kf attention --html` (viz/attention_html.hpp) in a real headless Chromium
+// End-to-end test of `kf attention --html` (explore/attention_html.hpp) in a real headless Chromium
 // driven by playwright-core (resolved from web/node_modules):
 //
 //   KF_EXE=build/dev/kf KF_TEST_OUT=DIR node tests/web/attention.test.mjs

@@ -30,7 +30,7 @@ double weights_trace(const_matrix_view<double> w);
 
 struct head_inspection {
   std::string site = "self";  // regressor: "self"; token models: "encoder_self", "decoder_self",
-                              // "decoder_cross" (viz/attention_html.hpp's site ids)
+                              // "decoder_cross" (explore/attention_html.hpp's site ids)
   index layer = 0, head = 0;  // 0-based
   index queries = 0, keys = 0;
   head_kernel_report fit;

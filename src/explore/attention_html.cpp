@@ -1,6 +1,6 @@
 // A bertviz-style page of a token model's attention (viz/attention_html.hpp). The page's CSS and
 // JS are in attention_html_page.cpp; this file gathers the data and assembles the page.
-#include "kernelformer/viz/attention_html.hpp"
+#include "kernelformer/explore/attention_html.hpp"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "viz/attention_html_page.hpp"
+#include "explore/attention_html_page.hpp"
 
-namespace kf::viz {
+namespace kf {
 namespace {
 
 // One site of the last forward: every layer and head's weights and their head-as-kernel reading.
@@ -202,4 +202,4 @@ std::string attention_view_html(const attention_view& v) {
   return page;
 }
 
-}  // namespace kf::viz
+}  // namespace kf

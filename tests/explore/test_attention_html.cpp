@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "kernelformer/explore/attention_html.hpp"
 #include "kernelformer/explore/inspect.hpp"
-#include "kernelformer/viz/attention_html.hpp"
 
-namespace kf::viz {
+namespace kf {
 namespace {
 
 model::token_model_config tiny_config(index encoder_layers) {
@@ -209,4 +209,4 @@ TEST(AttentionHtml, BytesThatAreNotUtf8BecomeReplacementCharacters) {
 }
 
 }  // namespace
-}  // namespace kf::viz
+}  // namespace kf

@@ -1,4 +1,4 @@
-// kernelformer/viz/attention_html.hpp — a bertviz-style page of a token model's attention.
+// kernelformer/explore/attention_html.hpp — a bertviz-style page of a token model's attention.
 //
 // attention_view_collect runs a token model (model/token_model.hpp) on one input and gathers, for
 // every attention site (decoder self-attention; with an encoder also encoder self-attention and
@@ -19,7 +19,7 @@
 #include "kernelformer/model/token_model.hpp"
 #include "kernelformer/tensor.hpp"
 
-namespace kf::viz {
+namespace kf {
 
 // One attention site: query tokens (rows) attend to key tokens (columns).
 struct attention_site_view {
@@ -56,4 +56,4 @@ std::string attention_view_json(const attention_view& v);
 // The whole page (UTF-8 HTML, no external resources).
 std::string attention_view_html(const attention_view& v);
 
-}  // namespace kf::viz
+}  // namespace kf

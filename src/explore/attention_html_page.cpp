@@ -10,9 +10,9 @@
 //   - the model view: every layer × head of the site as a thumbnail heatmap (colour = weight
 //     over the head's largest weight); a click selects that head in the head view.
 // Everything is in the page: no network, no external file.
-#include "viz/attention_html_page.hpp"
+#include "explore/attention_html_page.hpp"
 
-namespace kf::viz::detail {
+namespace kf::detail {
 
 // Plain CSS, no external fonts or images; the #head-view / #head-numbers rules style what the
 // script creates.
@@ -323,4 +323,4 @@ select(0, 0, 0);
 document.body.dataset.ready = 'true';
 )js";
 
-}  // namespace kf::viz::detail
+}  // namespace kf::detail

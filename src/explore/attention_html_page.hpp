@@ -3,10 +3,10 @@
 // Defined in attention_html_page.cpp.
 #pragma once
 
-namespace kf::viz::detail {
+namespace kf::detail {
 
 extern const char* const attention_page_css;
 extern const char* const attention_page_body;
 extern const char* const attention_page_js;
 
-}  // namespace kf::viz::detail
+}  // namespace kf::detail
