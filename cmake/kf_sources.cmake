@@ -55,6 +55,7 @@ set(KF_REGRESSION_SOURCES
   src/regression/bandwidth.cpp
   src/regression/bandwidth_sj.cpp
   src/regression/kde_sample.cpp
+  src/regression/lowess.cpp
   src/regression/route.cpp
   src/regression/smoother.cpp
   src/regression/nw_binned.cpp
