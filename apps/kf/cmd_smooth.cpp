@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -13,6 +14,7 @@
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/regression/smoother.hpp"
+#include "smooth_lowess.hpp"
 #include "smooth_outputs.hpp"
 
 namespace kf::cli {
@@ -27,6 +29,10 @@ struct smooth_options {
   bool exact = false;
   std::string na = "error";
   bool quiet = false;
+  double span = 2.0 / 3.0;  // lowess
+  int iterations = 3;
+  std::string delta = "auto";
+  std::vector<const CLI::Option*> not_for_lowess;  // options lowess has no use for
 };
 
 // Seed 000's picture: a noisy sinusoid, y = sin(x) + 0.3·ε on 200 points x ~ U(0, 10).
@@ -50,7 +56,7 @@ regression_method parse_method(const std::string& m) {
   if (m == "nw" || m == "nadaraya-watson" || m == "local-constant") return regression_method::nw;
   if (m == "local-linear" || m == "ll") return regression_method::local_linear;
   if (m == "knn") return regression_method::knn;
-  throw user_error("--method " + m + ": expected nw, local-linear or knn");
+  throw user_error("--method " + m + ": expected nw, local-linear, knn or lowess");
 }
 
 // Points at which to report the fit: --at FILE, or a grid over the data range (1-D: N points;
@@ -98,7 +104,54 @@ regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) 
   return spec;
 }
 
+// --method lowess: its own options checked, every output path checked, then the data read (one
+// --x column) and handed to run_lowess.
+void run_lowess_method(const smooth_options& o) {
+  for (const CLI::Option* opt : o.not_for_lowess)
+    if (opt->count() > 0)
+      throw user_error(
+          fmt::format("{} does not apply to --method lowess (its smoothing parameter is --span)",
+                      opt->get_name()));
+  lowess_request q;
+  q.spec.span = o.span;
+  q.spec.iterations = o.iterations;
+  if (!(o.span > 0 && o.span <= 1))
+    throw user_error(fmt::format("--span {}: expected a fraction of the points in (0, 1]", o.span));
+  if (o.iterations < 0 || o.iterations > 100)
+    throw user_error(fmt::format("--iterations {}: expected 0..100", o.iterations));
+  if (o.delta != "auto") {
+    char* end = nullptr;
+    q.spec.delta = std::strtod(o.delta.c_str(), &end);
+    if (o.delta.empty() || *end != '\0' || !(q.spec.delta >= 0) || !std::isfinite(q.spec.delta))
+      throw user_error("--delta " + o.delta.substr(0, 40) + ": expected auto or a distance >= 0");
+  }
+  if (o.at.empty() && o.grid < 2) throw user_error("--grid must be at least 2");
+  if (dist::size() > 1)
+    throw mpi_refusal("under mpirun, --method lowess is not sharded: run one process");
+  q.out = {o.out, o.summary, o.plot, "", ""};
+  require_fit_outputs(q.out);
+  const auto xcols = split_list(o.x, "--x");
+  if (xcols.size() != 1) throw user_error("--method lowess smooths on one --x column");
+  stopwatch clock;
+  io::csv_table table = o.data.empty() ? builtin_sinusoid()
+                                       : read_data_columns(o.data, {xcols[0], o.y}, o.na, o.quiet);
+  q.x = std::move(table.columns[table.column(xcols[0])]);
+  q.y = std::move(table.columns[table.column(o.y)]);
+  if (!o.at.empty()) {
+    const matrix<double> at = read_points(o.at, xcols);
+    q.at.assign(at.values().begin(), at.values().end());
+  }
+  q.grid = o.grid;
+  q.xcol = xcols[0];
+  q.ycol = o.y;
+  q.source = table.source;
+  q.quiet = o.quiet;
+  q.read_seconds = clock.lap();
+  run_lowess(q);
+}
+
 void run(const smooth_options& o) {
+  if (o.method == "lowess") return run_lowess_method(o);
   bandwidth_criterion crit{};
   const regression_spec spec = smooth_spec(o, crit);
   const auto xcols = split_list(o.x, "--x");
@@ -175,7 +228,19 @@ void add_smooth(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--x", o->x, "predictor column(s), comma-separated")->capture_default_str();
   sub->add_option("--y", o->y, "response column")->capture_default_str();
-  sub->add_option("--method", o->method, "nw | local-linear | knn")->capture_default_str();
+  sub->add_option("--method", o->method,
+                  "nw | local-linear | knn | lowess (Cleveland's robust local regression, as R's "
+                  "lowess: --span, --iterations, --delta)")
+      ->capture_default_str();
+  sub->add_option("--span", o->span, "lowess: the fraction of the points in each local fit")
+      ->capture_default_str();
+  sub->add_option("--iterations", o->iterations,
+                  "lowess: robustness passes (bisquare weights of the residuals); 0: none")
+      ->capture_default_str();
+  sub->add_option("--delta", o->delta,
+                  "lowess: fit only at points more than this beyond the last fitted one and "
+                  "interpolate in between; auto: 1% of the x range (R's default), 0: every point")
+      ->capture_default_str();
   sub->add_option("--kernel", o->kernel,
                   "distance kernel: gaussian, epanechnikov, biweight, triweight, tricube, cosine, "
                   "boxcar, laplacian, cauchy, …, or rff[:features=R,seed=S] (random Fourier "
@@ -207,6 +272,9 @@ void add_smooth(CLI::App& app) {
   sub->add_option("--loo", o->loo,
                   "LOO.csv: per training point x, y, fit, loo_fit, hat (W_ii), loo_residual");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
+  for (const char* name : {"--kernel", "--bandwidth", "--k", "--k-max", "--exact", "--knn-weights",
+                           "--plot-criterion", "--criterion-csv", "--loo"})
+    o->not_for_lowess.push_back(sub->get_option(name));
   sub->footer(
       "Examples:\n"
       "  kf smooth                                      # built-in noisy sinusoid, LOO-CV\n"
@@ -216,6 +284,8 @@ void add_smooth(CLI::App& app) {
       "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"
       "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
       "  kf smooth data.csv --kernel rff:features=512 --bandwidth cv  # ~ gaussian, linear time\n"
+      "  kf smooth data.csv --x t --y v --method lowess --out fit.csv --plot fit.png  # as R\n"
+      "  kf smooth data.csv --method lowess --span 0.3 --iterations 0 --delta 0\n"
       "  mpirun -np 4 kf smooth big.csv --x t --y v --out fit.csv  # points over 4 ranks\n"
       "Routes (the summary names the one taken): 1-D nw/local-linear from 5000 points are\n"
       "binned (linear binning + FFT, every kernel but the boxcar; within 1e-4 of the range of y,\n"
@@ -232,7 +302,11 @@ void add_smooth(CLI::App& app) {
       "and summed, every route's criteria summed over blocks of the points; predictions are\n"
       "merged over blocks of the keys (all pairs) or split by blocks of the points (knn, sorted\n"
       "windows, k-d tree); rank 0 writes (equal to one process to 1e-12). Refused there: --loo,\n"
-      "knn --exact, rff.");
+      "knn --exact, rff, lowess.\n"
+      "lowess is R's lowess (equal to 1e-12): local-linear fits with tricube weights over the\n"
+      "span's nearest points, bisquare robustness passes; with delta (1% of the range by default)\n"
+      "a few hundred local fits whatever n (10^6 points in about a second); --delta 0 fits at\n"
+      "every point: O(n^2 span), slow beyond ~10^5 points. No confidence band.");
   sub->callback([o] { run(*o); });
 }
 

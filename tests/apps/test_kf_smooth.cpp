@@ -17,6 +17,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/regression/kde.hpp"
+#include "kernelformer/regression/lowess.hpp"
 #include "kernelformer/regression/smoother.hpp"
 
 namespace kf {
@@ -60,6 +61,36 @@ TEST_F(KfSmooth, EndsWithOneLinePerFileWritten) {
   r = run_kf("smooth " + p("data.csv") + " --x t --y signal");
   EXPECT_TRUE(test::written_lines(r.output).empty()) << r.output;
   EXPECT_NE(r.output.find("--out FIT.csv"), std::string::npos) << r.output;
+}
+
+// --method lowess: R's lowess through the command line (the library's numbers, checked against R
+// in test_lowess), on a grid or at --at points, with its summary and plot; the options that do
+// not apply refused before the data is read.
+TEST_F(KfSmooth, LowessWritesTheLibrarysFit) {
+  auto r = run_kf("smooth " + p("data.csv") + " --x t --y signal --method lowess --span 0.5 " +
+                  "--iterations 2 --delta 0 --grid 7 --out " + p("lo.csv") + " --summary " +
+                  p("lo.json") + " --plot " + p("lo.svg"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 robustness passes"), std::string::npos) << r.output;
+  const auto data = io::csv_read(p("data.csv"));
+  const lowess_fit f = lowess(data.columns[0], data.columns[1], {0.5, 2, 0});
+  const auto out = io::csv_read(p("lo.csv"));
+  EXPECT_EQ(out.names, (std::vector<std::string>{"t", "fit"}));
+  ASSERT_EQ(out.rows(), 7);
+  const auto want = lowess_predict(f, out.columns[0]);
+  for (std::size_t i = 0; i < 7; ++i) EXPECT_DOUBLE_EQ(out.columns[1][i], want[i]) << i;
+  const auto js = nlohmann::json::parse(io::read_file(p("lo.json")));
+  EXPECT_EQ(js["method"], "lowess");
+  EXPECT_EQ(js["neighbours"], 30);
+  EXPECT_EQ(js["passes"], 3);
+  EXPECT_EQ(io::read_file(p("lo.svg")).substr(0, 5), "<?xml");
+  for (const char* bad : {" --bandwidth 0.3", " --kernel epanechnikov", " --span 0", " --span 1.5",
+                          " --iterations -1", " --delta x", " --x t,z", " --loo l.csv"}) {
+    r = run_kf("smooth " + p("data.csv") + " --x t --y signal --method lowess --out " +
+               p("no.csv") + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.output;
+    EXPECT_FALSE(fs::exists(p("no.csv"))) << bad;
+  }
 }
 
 TEST_F(KfSmooth, WritesFitSummaryAndPlots) {
