@@ -9,7 +9,7 @@ computed by the C++ library (kernelformer._kernelformer) on numpy arrays without
     kf.kernels()                                               # every kernel and its formula
 
 scikit-learn estimators (imported on first use): NadarayaWatsonRegressor, LocalLinearRegressor,
-KNNRegressor, KernelDensity, KernelClassifier, KNNClassifier. PyTorch: kernelformer.torch (smooth as an autograd Function,
+KNNRegressor, LowessRegressor, KernelDensity, KernelClassifier, KNNClassifier. PyTorch: kernelformer.torch (smooth as an autograd Function,
 KernelAttention). docs/python.md has a tour.
 """
 from . import _kernelformer
@@ -28,6 +28,7 @@ _LAZY = {
     "NadarayaWatsonRegressor": "regression",
     "LocalLinearRegressor": "regression",
     "KNNRegressor": "regression",
+    "LowessRegressor": "regression",
     "KernelDensity": "density",
     "KernelClassifier": "classification",
     "KNNClassifier": "classification",

@@ -20,7 +20,7 @@ from . import _kernelformer as _kf
 from ._sklearn import (KeepsCppFit, SearchBoundaryWarning, criterion_name, curve_dict,
                        distance_kernel, need_samples, parse_bandwidth, validate, warn_boundary)
 
-__all__ = ["NadarayaWatsonRegressor", "LocalLinearRegressor", "KNNRegressor",
+__all__ = ["NadarayaWatsonRegressor", "LocalLinearRegressor", "KNNRegressor", "LowessRegressor",
            "SearchBoundaryWarning"]
 
 _FITTED_DOC = """
@@ -363,6 +363,94 @@ class KNNRegressor(_Smoother):
 
 
 _document(KNNRegressor, "'k'", _K_ATTR)
+
+
+class LowessRegressor(RegressorMixin, BaseEstimator):
+    """LOWESS, Cleveland's robust locally weighted regression, as R's `lowess` (equal to it to
+    1e-12; statsmodels' `lowess` differs from R by ~1e-9): at each x a local-linear fit with
+    tricube weights over the span's nearest points, then robustness passes that weight each
+    point by the bisquare of its residual, so outliers stop pulling the curve. One feature.
+
+    Parameters
+    ----------
+    span : float, default=2/3
+        The fraction of the points in each local fit, in (0, 1] (R's f, statsmodels' frac).
+    iterations : int, default=3
+        Robustness passes after the first fit (R's iter, statsmodels' it); 0: plain local fits.
+    delta : float or None, default=None
+        Fit only at points more than delta beyond the last fitted one and interpolate between
+        (None: 1% of the x range, R's default; 0: fit at every point, O(n^2 span)).
+
+    Attributes
+    ----------
+    x_, fitted_ : ndarray of shape (n_samples,)
+        The training x sorted (ties in their order) and the smooth there.
+    fitted_values_ : ndarray of shape (n_samples,)
+        The smooth at each training point, in the input's order.
+    weights_ : ndarray of shape (n_samples,)
+        The last robustness weights, in the input's order (0: set aside as an outlier).
+    neighbours_, local_fits_, passes_ : int
+        Points in each local fit, local fits made in the last pass, passes made.
+    delta_ : float
+        The delta used.
+    n_features_in_ : int (always 1)
+
+    predict(X) is the local fit at each new point (with the last robustness weights), as
+    statsmodels' `xvals`: at a training x fitted without delta skipping it is fitted_ there;
+    beyond the data it extends the end's local line. Shapes: X (n_samples, 1), y (n_samples,).
+
+    Example
+    -------
+    >>> import numpy as np, kernelformer as kf
+    >>> x = np.linspace(0, 1, 100); y = 3 * x + 0.01 * np.sin(37 * x); y[50] = 40.0  # an outlier
+    >>> lo = kf.LowessRegressor(span=0.3).fit(x[:, None], y)
+    >>> bool(abs(lo.predict([[0.5]])[0] - 1.5) < 0.01), float(lo.weights_[50])
+    (True, 0.0)
+    """
+
+    def __init__(self, span=2.0 / 3.0, iterations=3, delta=None):
+        self.span = span
+        self.iterations = iterations
+        self.delta = delta
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "LowessRegressor":
+        """Fit on X (n_samples, 1) and y (n_samples,). Returns self."""
+        X, y = validate(self, X, y, y_numeric=True, dtype=np.float64, order="C")
+        if X.shape[1] != 1:
+            raise ValueError(f"LowessRegressor smooths on one feature; X has {X.shape[1]} "
+                             "(for several, use LocalLinearRegressor)")
+        if not isinstance(self.span, numbers.Real) or not 0 < self.span <= 1:
+            raise ValueError(f"span={self.span!r} must be a fraction in (0, 1]")
+        if not _is_int(self.iterations) or not 0 <= self.iterations <= 100:
+            raise ValueError(f"iterations={self.iterations!r} must be an integer in 0..100")
+        if self.delta is not None and not (isinstance(self.delta, numbers.Real) and
+                                           np.isfinite(self.delta) and self.delta >= 0):
+            raise ValueError(f"delta={self.delta!r} must be None or a distance >= 0")
+        need_samples(X.shape[0], 2, "LowessRegressor")
+        res = _kf.lowess(np.ascontiguousarray(X[:, 0]), np.ascontiguousarray(y, np.float64),
+                         float(self.span), int(self.iterations),
+                         -1.0 if self.delta is None else float(self.delta))
+        order = res["order"]
+        self.x_, self.fitted_ = res["x"], res["fitted"]
+        self._y_sorted, self._weights_sorted = y[order], res["weights"]
+        self.fitted_values_ = np.empty_like(self.fitted_)
+        self.fitted_values_[order] = self.fitted_
+        self.weights_ = np.empty_like(res["weights"])
+        self.weights_[order] = res["weights"]
+        self.neighbours_ = int(res["neighbours"])
+        self.local_fits_ = int(res["local_fits"])
+        self.passes_ = int(res["passes"])
+        self.delta_ = float(res["delta"])
+        return self
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """The smooth at X (n_queries, 1) -> (n_queries,): the local fit at each point itself
+        (its span's nearest training points, the last robustness weights), as statsmodels'
+        `xvals`; beyond the training range it extends the end's local line."""
+        check_is_fitted(self, "fitted_")
+        X = validate(self, X, reset=False, dtype=np.float64, order="C")
+        return _kf.lowess_predict(self.x_, self._y_sorted, self._weights_sorted,
+                                  self.neighbours_, self.passes_, np.ascontiguousarray(X[:, 0]))
 
 
 def _is_int(v):

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
 #include "kernelformer/regression/kde.hpp"
+#include "kernelformer/regression/lowess.hpp"
 #include "kernelformer/regression/smoother.hpp"
 
 namespace kf::py_bind {
@@ -298,6 +299,67 @@ void bind_kde(py::module_& m) {
       py::arg("kernel"), "The integral of K(|u|) over the real line at bandwidth 1.");
 }
 
+// LOWESS (regression/lowess.hpp): the fit as a dict of numpy arrays and numbers, so the Python
+// estimator keeps plain arrays (and pickles as such); predictions interpolate in numpy.
+void bind_lowess(py::module_& m) {
+  m.def(
+      "lowess",
+      [](py::array_t<double, py::array::c_style | py::array::forcecast> x,
+         py::array_t<double, py::array::c_style | py::array::forcecast> y, double span,
+         int iterations, double delta) {
+        if (x.ndim() != 1 || y.ndim() != 1)
+          throw std::invalid_argument("lowess: x and y must be 1-D arrays");
+        const std::span<const double> xs(x.data(), static_cast<std::size_t>(x.size()));
+        const std::span<const double> ys(y.data(), static_cast<std::size_t>(y.size()));
+        lowess_fit f;
+        {
+          py::gil_scoped_release release;
+          f = lowess(xs, ys, {span, iterations, delta});
+        }
+        py::dict d;
+        d["x"] = py::array_t<double>(static_cast<py::ssize_t>(f.x.size()), f.x.data());
+        d["fitted"] =
+            py::array_t<double>(static_cast<py::ssize_t>(f.fitted.size()), f.fitted.data());
+        d["weights"] =
+            py::array_t<double>(static_cast<py::ssize_t>(f.weights.size()), f.weights.data());
+        d["order"] = py::array_t<index>(static_cast<py::ssize_t>(f.order.size()), f.order.data());
+        d["neighbours"] = f.neighbours;
+        d["local_fits"] = f.local_fits;
+        d["passes"] = f.passes;
+        d["delta"] = f.spec.delta;
+        return d;
+      },
+      py::arg("x"), py::arg("y"), py::arg("span") = 2.0 / 3.0, py::arg("iterations") = 3,
+      py::arg("delta") = -1.0,
+      "R's lowess of y on x: a dict with the sorted x, the fitted values, the last robustness "
+      "weights, the sort order, neighbours, local_fits, passes and the delta used (< 0 given: "
+      "1% of the range).");
+  m.def(
+      "lowess_predict",
+      [](py::array_t<double, py::array::c_style | py::array::forcecast> x,
+         py::array_t<double, py::array::c_style | py::array::forcecast> y,
+         py::array_t<double, py::array::c_style | py::array::forcecast> weights, index neighbours,
+         int passes, py::array_t<double, py::array::c_style | py::array::forcecast> at) {
+        lowess_fit f;
+        f.x.assign(x.data(), x.data() + x.size());
+        f.y.assign(y.data(), y.data() + y.size());
+        f.weights.assign(weights.data(), weights.data() + weights.size());
+        f.neighbours = neighbours;
+        f.passes = passes;
+        const std::span<const double> q(at.data(), static_cast<std::size_t>(at.size()));
+        std::vector<double> out;
+        {
+          py::gil_scoped_release release;
+          out = lowess_predict(f, q);
+        }
+        return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+      },
+      py::arg("x"), py::arg("y"), py::arg("weights"), py::arg("neighbours"), py::arg("passes"),
+      py::arg("at"),
+      "The local fits at `at` of a lowess fitted on the sorted x, y with the last robustness "
+      "weights (passes > 1) and `neighbours` points a fit.");
+}
+
 }  // namespace
 
 void bind_regression(py::module_& m) {
@@ -305,6 +367,7 @@ void bind_regression(py::module_& m) {
   bind_spec(m);
   bind_smoother(m);
   bind_kde(m);
+  bind_lowess(m);
 }
 
 }  // namespace kf::py_bind

@@ -60,45 +60,63 @@ bool local_fit(const sorted_data& d, double xs, std::size_t left, std::size_t ri
   return true;
 }
 
-// One pass: the smooth at every sorted point, fitted where it is more than delta beyond the last
-// fitted point (and at the last point), interpolated between. Returns the local fits made.
-index fit_pass(const sorted_data& d, std::size_t neighbours, double delta,
-               const std::vector<double>* robust, std::vector<double>& fitted,
-               std::vector<double>& w) {
+// Where a pass fits: the points, each with its window of nearest neighbours (the points tied
+// with one take its value; those between two are interpolated). It depends on x and delta only,
+// so it is planned once for every pass.
+struct fit_site {
+  std::size_t i, left, right;
+};
+
+std::vector<fit_site> plan_sites(const sorted_data& d, std::size_t neighbours, double delta) {
   const std::size_t n = d.x.size();
+  std::vector<fit_site> sites;
   std::size_t left = 0, right = neighbours - 1, i = 0;
-  std::ptrdiff_t last = -1;
-  index fits = 0;
   for (;;) {
     // Slide the window right while that brings the nearest points closer to x_i.
     while (right < n - 1 && d.x[i] - d.x[left] > d.x[right + 1] - d.x[i]) ++left, ++right;
-    double v = 0;
-    if (!local_fit(d, d.x[i], left, right, robust, w, v)) v = d.y[i];
-    fitted[i] = v;
-    ++fits;
-    if (last < static_cast<std::ptrdiff_t>(i) - 1) {  // the skipped points: interpolated
-      const auto l = static_cast<std::size_t>(last);
-      const double span = d.x[i] - d.x[l];
-      for (std::size_t j = l + 1; j < i; ++j) {
-        const double a = (d.x[j] - d.x[l]) / span;
-        fitted[j] = a * fitted[i] + (1.0 - a) * fitted[l];
-      }
-    }
-    auto at = i;  // the last point fitted (or tied with it)
+    sites.push_back({i, left, right});
+    auto at = i;  // the last point fitted or tied with it
     const double cut = d.x[at] + delta;
     std::size_t k = at + 1;
     for (; k < n; ++k) {
       if (d.x[k] > cut) break;
-      if (d.x[k] == d.x[at]) {
-        fitted[k] = fitted[at];
-        at = k;
-      }
+      if (d.x[k] == d.x[at]) at = k;
     }
-    last = static_cast<std::ptrdiff_t>(at);
     if (at >= n - 1) break;
     i = std::max(at + 1, k - 1);
   }
-  return fits;
+  return sites;
+}
+
+// One pass: the local fits at the planned sites (in parallel: each is independent and computed
+// exactly as alone), then ties copied and the points between sites interpolated.
+void fit_pass(const sorted_data& d, const std::vector<fit_site>& sites,
+              const std::vector<double>* robust, std::vector<double>& fitted) {
+  const auto m = static_cast<std::ptrdiff_t>(sites.size());
+#pragma omp parallel
+  {
+    std::vector<double> w(d.x.size());
+#pragma omp for schedule(dynamic, 4)
+    for (std::ptrdiff_t s = 0; s < m; ++s) {
+      const fit_site& site = sites[static_cast<std::size_t>(s)];
+      double v = 0;
+      if (!local_fit(d, d.x[site.i], site.left, site.right, robust, w, v)) v = d.y[site.i];
+      fitted[site.i] = v;
+    }
+  }
+  const std::size_t n = d.x.size();
+  for (std::size_t s = 0; s < sites.size(); ++s) {
+    const std::size_t i = sites[s].i;
+    std::size_t at = i;  // ties of x_i take its value
+    while (at + 1 < n && d.x[at + 1] == d.x[i]) fitted[++at] = fitted[i];
+    if (s + 1 == sites.size()) break;
+    const std::size_t next = sites[s + 1].i;  // the points between two fits: interpolated
+    const double gap = d.x[next] - d.x[at];
+    for (std::size_t j = at + 1; j < next; ++j) {
+      const double a = (d.x[j] - d.x[at]) / gap;
+      fitted[j] = a * fitted[next] + (1.0 - a) * fitted[at];
+    }
+  }
 }
 
 // The bisquare robustness weights from the residuals; false when the residuals are effectively
@@ -167,10 +185,11 @@ lowess_fit lowess(std::span<const double> x, std::span<const double> y, const lo
   f.neighbours = static_cast<index>(std::clamp<std::size_t>(ns, 2, n));
   f.fitted.assign(n, 0.0);
   f.weights.assign(n, 1.0);
-  std::vector<double> w(n), residual(n);
+  std::vector<double> residual(n);
+  const auto sites = plan_sites(d, static_cast<std::size_t>(f.neighbours), f.spec.delta);
+  f.local_fits = static_cast<index>(sites.size());
   for (int pass = 0;; ++pass) {
-    f.local_fits = fit_pass(d, static_cast<std::size_t>(f.neighbours), f.spec.delta,
-                            pass > 0 ? &f.weights : nullptr, f.fitted, w);
+    fit_pass(d, sites, pass > 0 ? &f.weights : nullptr, f.fitted);
     f.passes = pass + 1;
     if (pass >= spec.iterations) break;
     for (std::size_t j = 0; j < n; ++j) residual[j] = f.y[j] - f.fitted[j];
@@ -180,22 +199,24 @@ lowess_fit lowess(std::span<const double> x, std::span<const double> y, const lo
 }
 
 std::vector<double> lowess_predict(const lowess_fit& fit, std::span<const double> at) {
-  std::vector<double> out(at.size());
-  const auto& x = fit.x;
+  const std::size_t n = fit.x.size(), ns = static_cast<std::size_t>(fit.neighbours);
+  if (n < 2 || ns < 2 || ns > n || fit.y.size() != n || fit.weights.size() != n)
+    throw std::invalid_argument("lowess_predict: not a fitted lowess");
+  const sorted_data d{fit.x, fit.y, fit.x.back() - fit.x.front()};
+  const std::vector<double>* robust = fit.passes > 1 ? &fit.weights : nullptr;
+  std::vector<double> out(at.size()), w(n);
   for (std::size_t q = 0; q < at.size(); ++q) {
     const double v = at[q];
-    if (!(v >= x.front() && v <= x.back())) {
-      out[q] = std::nan("");  // no extrapolation beyond the data
-      continue;
-    }
-    const auto hi = static_cast<std::size_t>(std::upper_bound(x.begin(), x.end(), v) - x.begin());
-    if (hi == x.size()) {
-      out[q] = fit.fitted.back();
-      continue;
-    }
-    const std::size_t lo = hi - 1;  // x[lo] <= v < x[hi]
-    const double a = (v - x[lo]) / (x[hi] - x[lo]);
-    out[q] = fit.fitted[lo] + a * (fit.fitted[hi] - fit.fitted[lo]);
+    if (!std::isfinite(v))
+      throw std::invalid_argument(fmt::format("lowess_predict: point {} is not finite", q + 1));
+    // The ns points nearest v: from a window left of them, slid right while that brings them
+    // closer (as the fit's own windows are).
+    const auto near =
+        static_cast<std::size_t>(std::lower_bound(fit.x.begin(), fit.x.end(), v) - fit.x.begin());
+    std::size_t left = std::min(near > ns ? near - ns : 0, n - ns), right = left + ns - 1;
+    while (right < n - 1 && v - d.x[left] > d.x[right + 1] - v) ++left, ++right;
+    double y = 0;
+    out[q] = local_fit(d, v, left, right, robust, w, y) ? y : std::nan("");
   }
   return out;
 }

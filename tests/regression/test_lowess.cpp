@@ -94,16 +94,24 @@ TEST(Lowess, StraightLinesAreReproducedAndOutliersIgnored) {
   for (int i : {20, 60, 100, 140, 180}) EXPECT_EQ(robust.weights[static_cast<std::size_t>(i)], 0);
 }
 
-TEST(Lowess, PredictionsInterpolateInsideAndAreNaNOutside) {
-  const std::vector<double> x{0, 1, 2, 3, 4, 5}, y{0, 1, 4, 9, 16, 25};
-  const lowess_fit f = lowess(x, y, {1.0, 0, 0});
-  const auto p = lowess_predict(f, std::vector<double>{0, 0.5, 2, 4.25, 5, -0.1, 5.1});
-  EXPECT_DOUBLE_EQ(p[0], f.fitted[0]);
-  EXPECT_DOUBLE_EQ(p[1], 0.5 * (f.fitted[0] + f.fitted[1]));
-  EXPECT_DOUBLE_EQ(p[2], f.fitted[2]);
-  EXPECT_DOUBLE_EQ(p[3], 0.75 * f.fitted[4] + 0.25 * f.fitted[5]);
-  EXPECT_DOUBLE_EQ(p[4], f.fitted[5]);
-  EXPECT_TRUE(std::isnan(p[5]) && std::isnan(p[6]));
+// A prediction is the local fit at the point itself: at the training x (fitted without delta
+// skipping) the fitted value, robustness weights included; beyond the data the end's local
+// line (a straight line is extended exactly).
+TEST(Lowess, PredictionsAreLocalFitsAtThePoints) {
+  std::vector<double> x, y;
+  for (int i = 0; i < 80; ++i)
+    x.push_back(0.1 * i), y.push_back(std::sin(x.back()) + (i == 30 ? 5 : 0));
+  const lowess_fit f = lowess(x, y, {0.3, 2, 0});
+  const auto at_data = lowess_predict(f, f.x);
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(at_data[i], f.fitted[i], 1e-13) << i;
+  std::vector<double> line;
+  for (double v : x) line.push_back(1.0 + 2.0 * v);
+  const lowess_fit g = lowess(x, line, {0.3, 0, 0});
+  const auto out = lowess_predict(g, std::vector<double>{-1.0, 3.05, 9.0});
+  EXPECT_NEAR(out[0], -1.0, 1e-10);
+  EXPECT_NEAR(out[1], 7.1, 1e-10);
+  EXPECT_NEAR(out[2], 19.0, 1e-10);
+  EXPECT_THROW(lowess_predict(g, std::vector<double>{NAN}), std::invalid_argument);
 }
 
 TEST(Lowess, BadInputIsRefused) {

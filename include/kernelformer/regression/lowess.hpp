@@ -46,8 +46,11 @@ struct lowess_fit {
 lowess_fit lowess(std::span<const double> x, std::span<const double> y,
                   const lowess_spec& spec = {});
 
-// The smooth at new points: linear interpolation between the fitted points (statsmodels'
-// `xvals`); NaN beyond the data's range (no extrapolation).
+// The smooth at new points: the local fit at each point itself — its span's nearest points,
+// tricube weights times the last pass's robustness weights — as statsmodels' `xvals` does (so
+// beyond the data it extrapolates the end's local line). At a training x fitted without delta
+// skipping it equals `fitted` there. NaN where every weight is 0.
+
 std::vector<double> lowess_predict(const lowess_fit& fit, std::span<const double> at);
 
 }  // namespace kf
