@@ -2,8 +2,8 @@
 """Parity fixtures for LOWESS: R's lowess (Debian's r-base-core) on real data and on a noisy
 curve with outliers, at three settings.
 
-Writes, for each data set NAME: tests/fixtures/lowess_NAME.npy (float64, n x 2: x, y as given)
-and tests/fixtures/lowess_NAME_fit.npy (n x 3: R's fitted values, in R's order of x (stable for
+Writes, for each data set <name>: tests/fixtures/lowess_<name>.npy (float64, n x 2: x, y as given)
+and tests/fixtures/lowess_<name>_fit.npy (n x 3: R's fitted values, in R's order of x (stable for
 ties), one column per setting of SETTINGS).
 Data: R's cars (speed -> dist: 50 points, many ties), faithful (eruptions -> waiting: 272), and
 300 points of sin(x) + noise with 6 gross outliers written here (seed 11).
