@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "common.hpp"
 #include "kernelformer/explore/trained_demos.hpp"
@@ -116,8 +117,8 @@ struct grid_outputs {
   // (the folders made then): a failed or killed grid leaves no file and no folder.
   io::atomic_writer w{io::staging{.in_memory = true, .make_folders = true}};
   progress_bar bar{"experiment"};
-  int done = 0, total = 0;  // runs
-  bool announced = false;   // the planned cost, printed once the first epoch has timed the pace
+  int done = 0, total = 0, reused = 0;  // runs
+  bool announced = false;  // the planned cost, printed once the first epoch has timed the pace
 };
 
 // After the first epoch of the grid: the plan (runs × epochs) and its cost at that pace, on
@@ -134,8 +135,93 @@ void announce_plan(grid_outputs& out, index epochs, double first_epoch_seconds, 
              first_epoch_seconds);
 }
 
-// One function: every kernel × seed trained and forecast; a markdown row per kernel, a CSV row
-// per run; with --out, the first kernel's first seed's figures (periodic_outputs.hpp).
+// A finished run, kept in OUT/runs/ as soon as it ends so an interrupted grid loses nothing: a
+// later grid with the same --out reuses every run whose key (what decides its numbers: the
+// configuration, the setting, epochs, batch, lr, function, kernel, seed) matches.
+struct run_record {
+  std::string path, key;
+  double rollout = 0, teacher = 0, epoch_seconds = 0;
+};
+
+run_record record_for(const experiment_options& o, const grid& g, const std::string& fname,
+                      const kernel_spec& k, std::uint64_t seed) {
+  std::string kname = kernel_format(k);
+  for (char& c : kname)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  run_record r;
+  r.path = fmt::format("{}/runs/{}_{}_s{}.json", o.out, fname, kname, seed);
+  r.key = fmt::format("periodic {} | {} | epochs {} batch {} lr {} | {} | {} | seed {}", o.config,
+                      g.setting, g.train.epochs, g.train.batch, g.train.lr, fname, kernel_format(k),
+                      seed);
+  return r;
+}
+
+// The kept run for R's key, if there is one (a file that does not parse or whose key differs is
+// not reused: the run trains again and replaces it).
+bool reuse(run_record& r) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(r.path, ec)) return false;
+  try {
+    const auto js = nlohmann::json::parse(io::read_file(r.path));
+    if (js.at("key").get<std::string>() != r.key) return false;
+    r.rollout = js.at("rollout").get<double>();
+    r.teacher = js.at("teacher_forced").get<double>();
+    r.epoch_seconds = js.at("epoch_seconds").get<double>();
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+struct run_id {
+  model::periodic_function fn;
+  const model::periodic_data& data;
+  const std::string& fname;
+  const kernel_spec& kernel;
+  std::uint64_t seed;
+};
+
+// Trains and forecasts one run; with --out keeps its record (and, for the first kernel's first
+// seed, its figures) at once.
+run_record train_run(const experiment_options& o, const grid& g, const run_id& id, run_record rec,
+                     grid_outputs& out) {
+  model::regressor_config cfg = g.base;
+  cfg.block.kernel = id.kernel;
+  model::sequence_regressor<float> m(cfg, id.seed);
+  model::train_options t = g.train;
+  t.seed = id.seed;
+  // The bar counts epochs over the whole grid, so it moves (with its ETA) from the first one.
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto tr = model::train_regressor(
+      m, id.data.train_x, id.data.train_y, t, [&](index e, index epochs, double) {
+        if (!out.announced)
+          announce_plan(
+              out, epochs,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+              o.quiet);
+        out.bar.update(int(index(out.done) * epochs + e), int(index(out.total) * epochs));
+      });
+  const auto fc = model::periodic_forecast_model(id.data, m);
+  rec.rollout = fc.mse_rollout;
+  rec.teacher = fc.mse_teacher_forced;
+  rec.epoch_seconds = median(tr.epoch_seconds);
+  if (o.out.empty()) return rec;
+  io::atomic_writer w{io::staging{.in_memory = false, .make_folders = true}};
+  nlohmann::json js{{"key", rec.key},
+                    {"rollout", rec.rollout},
+                    {"teacher_forced", rec.teacher},
+                    {"epoch_seconds", rec.epoch_seconds}};
+  w.stage(rec.path, js.dump(2) + "\n");
+  if (&id.kernel == &g.kerns.front() && id.seed == g.seeds.front())
+    stage_periodic_outputs(w, o.out + "/" + id.fname, {id.fname, o.config, cfg, id.data, fc, tr},
+                           m);
+  w.commit();
+  return rec;
+}
+
+// One function: every kernel × seed trained and forecast (or reused from OUT/runs); a
+// markdown row per kernel, a CSV row per run; with --out, the first kernel's first seed's figures
+// (periodic_outputs.hpp).
 void run_function(const experiment_options& o, const grid& g, model::periodic_function fn,
                   grid_outputs& out) {
   const auto data = model::periodic_make(fn);
@@ -145,32 +231,17 @@ void run_function(const experiment_options& o, const grid& g, model::periodic_fu
   for (const auto& k : g.kerns) {
     cell c;
     for (const auto seed : g.seeds) {
-      model::regressor_config cfg = g.base;
-      cfg.block.kernel = k;
-      model::sequence_regressor<float> m(cfg, seed);
-      model::train_options t = g.train;
-      t.seed = seed;
-      // The bar counts epochs over the whole grid, so it moves (with its ETA) from the first one.
-      const auto t0 = std::chrono::steady_clock::now();
-      const auto tr = model::train_regressor(
-          m, data.train_x, data.train_y, t, [&](index e, index epochs, double) {
-            if (!out.announced)
-              announce_plan(
-                  out, epochs,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                  o.quiet);
-            out.bar.update(int(index(out.done) * epochs + e), int(index(out.total) * epochs));
-          });
-      const auto fc = model::periodic_forecast_model(data, m);
-      if (!o.out.empty() && &k == &g.kerns.front() && seed == g.seeds.front()) {
-        stage_periodic_outputs(out.w, o.out + "/" + fname, {fname, o.config, cfg, data, fc, tr}, m);
-      }
-      c.rollout.push_back(fc.mse_rollout);
-      c.teacher.push_back(fc.mse_teacher_forced);
-      c.epoch_s.push_back(median(tr.epoch_seconds));
+      run_record rec = record_for(o, g, fname, k, seed);
+      if (o.out.empty() || !reuse(rec))
+        rec = train_run(o, g, {fn, data, fname, k, seed}, rec, out);
+      else
+        ++out.reused;
+      c.rollout.push_back(rec.rollout);
+      c.teacher.push_back(rec.teacher);
+      c.epoch_s.push_back(rec.epoch_seconds);
       out.csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", fname, paper, nw.loo.mse_rollout,
                              nw.scaled.mse_rollout, nw.validated.mse_rollout, kernel_format(k),
-                             seed, fc.mse_rollout, fc.mse_teacher_forced, c.epoch_s.back());
+                             seed, rec.rollout, rec.teacher, rec.epoch_seconds);
       ++out.done;
     }
     out.md += fmt::format(
@@ -201,6 +272,11 @@ void run(const experiment_options& o) {
       "function,paper,nw_rollout,nw_scaled_rollout,nw_rollout_validated_rollout,kernel,seed,"
       "rollout,teacher_forced,epoch_seconds\n";
   for (const auto fn : g.fns) run_function(o, g, fn, out);
+  if (out.reused > 0 && !o.quiet)
+    fmt::print(stderr,
+               "kf experiment periodic: {} of {} runs reused from {}/runs (same "
+               "settings); delete that folder to train them again\n",
+               out.reused, out.total, o.out);
   if (!o.out.empty()) {
     out.w.stage(o.out + "/table.md", out.md);
     out.w.stage(o.out + "/table.csv", out.csv);
@@ -251,7 +327,9 @@ void add_experiment(CLI::App& app) {
                   "improvement option)")
       ->check(CLI::Range(0.0, 0.999));
   sub->add_option("--out", o->out,
-                  "directory: table.md, table.csv, FUNCTION/{prediction,attention,loss}.png|csv");
+                  "directory: table.md, table.csv, FUNCTION/{prediction,attention,loss}.png|csv, "
+                  "and runs/ (each finished run, kept at once: a grid run again with the same "
+                  "--out reuses the runs whose settings match, so an interrupted one resumes)");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
       "Example:\n"

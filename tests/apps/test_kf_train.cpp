@@ -171,6 +171,27 @@ TEST(KfExperiment, TableWithNadarayaWatsonBaseline) {
   EXPECT_NE(md2.find("improved (pre-LN, RMS-scaled windows, warmup + cosine lr, dropout 0)"),
             std::string::npos)
       << md2;
+  // Each finished run is kept at once in OUT/runs; the same grid again reuses them (a kept
+  // value changed by hand shows up in the table: nothing trained), other settings do not.
+  const std::string kept = (dir / "runs" / "sin_linear_c_0_s0.json").string();  // linear:c=0
+  ASSERT_TRUE(fs::exists(kept));
+  std::string js = io::read_file(kept);
+  const auto at = js.find("\"rollout\": ");
+  ASSERT_NE(at, std::string::npos) << js;
+  js.replace(at, js.find(',', at) - at, "\"rollout\": 123.5");
+  io::write_file_atomic(kept, js);
+  const std::string grid =
+      "experiment periodic --functions sin --kernels exp_dot,linear --seeds 0 --out " +
+      dir.string();
+  r = run_kf(grid + " --epochs 1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 of 2 runs reused"), std::string::npos) << r.output;
+  EXPECT_NE(io::read_file((dir / "table.csv").string()).find(",123.5,"), std::string::npos);
+  r = run_kf(
+      "experiment periodic --functions sin --kernels linear --seeds 0 --epochs 2 --quiet --out " +
+      dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(io::read_file((dir / "table.csv").string()).find(",123.5,"), std::string::npos);
   EXPECT_NE(run_kf("experiment periodic --seeds x --out " + dir.string() + "/bad").code, 0);
   EXPECT_FALSE(fs::exists(dir / "bad"));
   EXPECT_NE(run_kf("experiment periodic --dropout 2 --out " + dir.string() + "/bad").code, 0);
