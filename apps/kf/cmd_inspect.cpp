@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -26,12 +27,38 @@ struct inspect_options {
   bool quiet = false;
 };
 
-// The regressor's input: row `row` of --data (.npy/.csv, seq_len values per row), or the test
-// context of `kf train periodic --function sin` (sin(0.1 t) for the last seq_len t < 1000).
-std::vector<float> regressor_input(const inspect_options& o, index seq_len, std::string& what) {
+// A kf train series model's own last window (its checkpoint keeps it), or empty.
+std::vector<float> series_window(const std::map<std::string, std::string>& md, index seq_len) {
+  const auto it = md.find("series_last_window");
+  if (it == md.end()) return {};
+  std::vector<float> w;
+  for (const auto& item : split_list(it->second, "series_last_window"))
+    w.push_back(static_cast<float>(std::stod(item)));
+  if (static_cast<index>(w.size()) != seq_len)
+    throw user_error(
+        fmt::format("series_last_window holds {} values; the model takes {}", w.size(), seq_len));
+  return w;
+}
+
+// The regressor's input: row `row` of --data (.npy/.csv, seq_len values per row); else a kf
+// train series model's own last window, or the test context of `kf train periodic --function
+// sin` (sin(0.1 t) for the last seq_len t < 1000) for a periodic model.
+std::vector<float> regressor_input(const inspect_options& o, index seq_len,
+                                   const std::map<std::string, std::string>& md,
+                                   std::string& what) {
   if (!o.text.empty()) throw user_error("--text applies to language models; use --data");
   if (!o.source.empty()) throw user_error("--source applies to encoder-decoder models");
   std::vector<float> w(static_cast<std::size_t>(seq_len));
+  if (o.data.empty() && md.count("series_last_window")) {
+    what = fmt::format("the series' last {} values (kept in the checkpoint by kf train series)",
+                       seq_len);
+    return series_window(md, seq_len);
+  }
+  if (o.data.empty() && md.count("trained_by") &&
+      md.at("trained_by").rfind("kf train series", 0) == 0)
+    throw user_error(o.model +
+                     ": a kf train series model saved before it kept its last window: give "
+                     "--data (a window of the series a row, e.g. OUT/test_windows.csv)");
   if (o.data.empty()) {
     for (index i = 0; i < seq_len; ++i)
       w[static_cast<std::size_t>(i)] =
@@ -97,7 +124,7 @@ model_inspection inspect_checkpoint(const inspect_options& o, std::string& input
     const std::string kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : "?";
     if (kind == "sequence_regressor") {
       auto m = model::sequence_regressor_load(ck);
-      const auto w = regressor_input(o, m->config().seq_len, input);
+      const auto w = regressor_input(o, m->config().seq_len, ck.metadata, input);
       progress_bar bar("reading the heads");
       return inspect_regressor(*m, w, [&](int done, int total) { bar.update(done, total); });
     }

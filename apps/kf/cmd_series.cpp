@@ -206,6 +206,14 @@ void write_outputs(const series_options& o, const series_run& sr,
     md["train_seconds"] = fmt::format("{:.1f}", sr.tr.train_seconds);
     md["series_period"] = std::to_string(sr.d.period.period);
     md["test_mse_rollout"] = fmt::format("{:.6g}", sr.r.forecasters.front().rollout.mse);
+    // The series' last window (raw values): what kf inspect reads the heads on when no --data
+    // is given, so a series model is diagnosed on its own data.
+    const auto& v = sr.d.series.values;
+    const auto from = v.size() - static_cast<std::size_t>(sr.d.window);
+    std::string last;
+    for (std::size_t i = from; i < v.size(); ++i)
+      last += fmt::format("{}{:.17g}", i > from ? "," : "", v[i]);
+    md["series_last_window"] = last;
     w.stage(f.save, model::checkpoint_encode(m.params(), md));
   }
   if (!f.summary.empty()) w.stage(f.summary, summary);

@@ -97,6 +97,22 @@ TEST(KfSeries, MonthlySeriesThenPredictOnTheCheckpoint) {
   ASSERT_EQ(next.rows(), 24);
   for (std::size_t i = 0; i < tf.size(); ++i)
     EXPECT_NEAR(next.columns[0][i], tf[i], 1e-5 * std::abs(tf[i])) << "row " << i;
+  // kf inspect reads its heads on the series' own last window (kept in the checkpoint), not on
+  // the periodic experiment's sine; the same window as the last row of the series gives the
+  // same numbers as --data on a file holding it.
+  const auto in = run_kf("inspect " + (d / "run/series.safetensors") + " --csv " + (d / "h.csv"));
+  ASSERT_EQ(in.code, 0) << in.output;
+  EXPECT_NE(in.output.find("the series' last 24 values"), std::string::npos) << in.output;
+  EXPECT_EQ(in.output.find("sin(0.1 t)"), std::string::npos) << in.output;
+  const auto vals = io::csv_read(d / "sales.csv").columns[1];
+  std::string row;
+  for (std::size_t i = vals.size() - 24; i < vals.size(); ++i)
+    row += fmt::format("{}{:.17g}", i > vals.size() - 24 ? "," : "", vals[i]);
+  io::write_file_atomic(d / "last.csv", row + "\n");
+  const auto by_file = run_kf("inspect " + (d / "run/series.safetensors") + " --data " +
+                              (d / "last.csv") + " --csv " + (d / "h2.csv"));
+  ASSERT_EQ(by_file.code, 0) << by_file.output;
+  EXPECT_EQ(io::read_file(d / "h.csv"), io::read_file(d / "h2.csv"));
 }
 
 TEST(KfSeries, FillAndDefaults) {
