@@ -229,16 +229,19 @@ async function latencyChecks(t) {
   for (const n of [200, 2000]) {
     const what = LATENCY_STRICT ? `median ≤ ${LATENCY_TARGET_MS[n]} ms`
       : `median ≤ ${latencyBound(n)} ms (target ${LATENCY_TARGET_MS[n]} ms: KF_EXPLORER_LATENCY_TARGETS=1)`;
-    await check(`update latency at n = ${n} (request sent → plots redrawn): ${what}`, async () => {
+    await check(`update latency at n = ${n} (request sent → plots redrawn, and input → painted): ${what}`, async () => {
       const times = await measureUpdates(t, n);
       const stat = (k) => {
         const v = times.map((x) => x[k]);
         return `${quantile(v, 0.5).toFixed(1)} (p90 ${quantile(v, 0.9).toFixed(1)})`;
       };
       const med = quantile(times.map((x) => x.domMs), 0.5);
-      const line = `redrawn ${stat('domMs')} ms, painted ${stat('roundTripMs')}; server ${stat('serverMs')}, ` +
+      const input = quantile(times.map((x) => x.inputToPaintMs), 0.5);
+      const line = `redrawn ${stat('domMs')} ms, painted ${stat('roundTripMs')}; input → painted ` +
+        `${stat('inputToPaintMs')} (a slider's move is sent at once); server ${stat('serverMs')}, ` +
         `answer parsed ${stat('fetchMs')}; medians of ${times.length} updates`;
       assert(med <= latencyBound(n), line);
+      assert(input <= latencyBound(n) + 30, line);
       const pill = await t.page.textContent('#status');
       assert(/round trip \d/.test(pill), `the pill says '${pill}'`);
       return line;

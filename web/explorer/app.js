@@ -17,14 +17,14 @@
 //   #heatmap[data-mode]             'nw' or 'attention'
 //   #status[data-state]             'loading', 'ok' or 'error'; data-roundtrip-ms, data-server-ms
 //   #head-panel[data-fit-state]     'loading' or 'ok'; data-best, data-best-r2, data-asymmetry …
-//   window.kfTimings                every update: {n, sentAt, domMs, roundTripMs, serverMs}
+//   window.kfTimings                every update: {n, sentAt, domMs, roundTripMs, inputToPaintMs, serverMs}
 
 import { fmt, isNum, renderMain, renderProfile, sub } from './plot.js';
 import { heatmapCell, renderHeatmap } from './heatmap.js';
 import { renderHeadFit, renderHeadSummary } from './head.js';
 import {
-  describe, fillSelect, matchingPreset, rebuildParamControls, splitSpec, syncControls, updateLooButton,
-  wireControls,
+  DEBOUNCE_SLIDER_MS, describe, fillSelect, matchingPreset, rebuildParamControls, splitSpec, syncControls,
+  updateLooButton, wireControls,
 } from './controls.js';
 import { savePng, svgText, download } from './export.js';
 
@@ -209,17 +209,28 @@ function markLoading() {
   clearTimeout(loadingTimer);
   loadingTimer = setTimeout(() => state.loading && renderStatus(), 150);
 }
+// A slider's first move goes out at once; moves while its answer is due wait for it, and then
+// the newest goes (one request in flight, none wasted on positions already passed). Typed
+// numbers keep their wait (a number half typed is not the one meant).
+let inFlight = false, pending = false;
 function schedule(delay) {
   clearTimeout(debounceTimer);
   markLoading();
+  if (delay === DEBOUNCE_SLIDER_MS) {
+    if (inFlight) pending = true;
+    else void refresh();
+    return;
+  }
   debounceTimer = setTimeout(refresh, delay);
 }
 
 // Records the round trip once the redrawn plots have been painted (the frame after the update):
 // request sent → answer parsed (fetchMs) → plots rewritten (domMs) → painted (roundTripMs).
-function recordTiming(t0, tFetched, tDom, data) {
+function recordTiming(t0, tFetched, tDom, data, inputAt) {
   requestAnimationFrame(() => setTimeout(() => {
-    const t = { n: data.n, sentAt: t0, fetchMs: tFetched - t0, domMs: tDom - t0, roundTripMs: performance.now() - t0, serverMs: data.elapsed_ms };
+    const now = performance.now();
+    const t = { n: data.n, sentAt: t0, fetchMs: tFetched - t0, domMs: tDom - t0, roundTripMs: now - t0,
+                inputToPaintMs: now - inputAt, serverMs: data.elapsed_ms };
     window.kfTimings.push(t);
     state.lastTiming = t;
     $('status').dataset.roundtripMs = String(t.roundTripMs);
@@ -230,8 +241,11 @@ function recordTiming(t0, tFetched, tDom, data) {
 
 async function refresh() {
   clearTimeout(debounceTimer);
+  pending = false;
   if (state.error?.source === 'input') return void ((state.loading = false), renderStatus());
   const [seq, signal] = begin('smooth');
+  const inputAt = state.inputAt ?? performance.now();
+  inFlight = true;
   state.abort.profile?.abort();
   markLoading();
   const params = apiParams();
@@ -251,13 +265,18 @@ async function refresh() {
     state.loading = false;
     clearError('smooth', 'profile', 'fit');
     drawAll();
-    recordTiming(t0, tFetched, performance.now(), data);
+    recordTiming(t0, tFetched, performance.now(), data, inputAt);
     scheduleFit();
   } catch (e) {
     if (e.name === 'AbortError' || seq !== state.seq.smooth) return;
     state.loading = false;
     setError('smooth', e.message);
     if (!state.data) drawAll();
+  } finally {
+    if (seq === state.seq.smooth) {  // the newest request: the next waiting move may go
+      inFlight = false;
+      if (pending) void refresh();
+    }
   }
 }
 
@@ -350,6 +369,7 @@ function writeUrlNow() {
 
 const app = {
   onParam(key, value, delay) {
+    state.inputAt = performance.now();  // input → painted is timed from here (kfTimings)
     state.params[key] = value;
     clearError('input');
     describe(state);
