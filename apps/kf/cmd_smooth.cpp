@@ -211,6 +211,53 @@ void run(const smooth_options& o) {
   if (dist::is_root() && !o.quiet) smooth_print(r, o.out);
 }
 
+// kf smooth --help's examples and its notes on routes, MPI and LOWESS.
+constexpr const char* kSmoothFooter =
+    "Examples:\n"
+    "  kf smooth                                      # built-in noisy sinusoid, LOO-CV\n"
+    "  kf smooth data.csv --x t --y v --loo loo.csv  # leave-one-out fits, hat diagonal\n"
+    "  kf smooth data.csv --x age --y income --method local-linear --out fit.csv --plot fit.svg\n"
+    "  kf smooth data.csv --x a,b --y z --bandwidth gcv --summary s.json --out fit.csv\n"
+    "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"
+    "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
+    "  kf smooth data.csv --kernel rff:features=512 --bandwidth cv  # ~ gaussian, linear time\n"
+    "  kf smooth data.csv --x t --y v --method lowess --out fit.csv --plot fit.png  # as R\n"
+    "  kf smooth data.csv --method lowess --span 0.3 --iterations 0 --delta 0\n"
+    "  mpirun -np 4 kf smooth big.csv --x t --y v --out fit.csv  # points over 4 ranks\n"
+    "Routes (the summary names the one taken): 1-D nw/local-linear from 5000 points are\n"
+    "binned (linear binning + FFT, every kernel but the boxcar; within 1e-4 of the range of y,\n"
+    "1e-6 for the gaussian), compact kernels below that use exact sorted windows; 2-column nw\n"
+    "is binned in 2-D (within 2e-3 of the range of y); knn uses sorted neighbors (1-D) or a\n"
+    "k-d tree. Compact kernels elsewhere (2-column local-linear, 3+ columns, --exact) are exact\n"
+    "through a k-d tree over each support (slow at 10^6 points, silverman: 3-D nw ~20-30 s,\n"
+    "3-D local-linear ~40-45 s, 2-column nw --exact ~1.5-2 min); other kernels sum all pairs:\n"
+    "slow beyond ~10^5 points. rff takes the primitive's feature-map route (O(n·r) a fit,\n"
+    "O(n·r^2) for the band: ~gaussian within ~r^-1/2 of its weights; nw only). On a terminal "
+    "every step that takes over a second (reading,\n"
+    "binning, transforms, exact sums, neighbor queries, the search) shows a bar with ETA.\n"
+    "Under mpirun every rank reads the data: binned grids (1-D, 2-D) are binned in blocks\n"
+    "and summed, every route's criteria summed over blocks of the points; predictions are\n"
+    "merged over blocks of the keys (all pairs) or split by blocks of the points (knn, sorted\n"
+    "windows, k-d tree); rank 0 writes (equal to one process to 1e-12). Refused there: --loo,\n"
+    "knn --exact, rff, lowess.\n"
+    "lowess is R's lowess (equal to 1e-12): local-linear fits with tricube weights over the\n"
+    "span's nearest points, bisquare robustness passes; with delta (1% of the range by default)\n"
+    "a few hundred local fits whatever n (10^6 points in about a second); --delta 0 fits at\n"
+    "every point: O(n^2 span), slow beyond ~10^5 points. No confidence band.";
+
+// The options of --method lowess.
+void add_lowess_options(CLI::App* sub, smooth_options& o) {
+  sub->add_option("--span", o.span, "lowess: the fraction of the points in each local fit")
+      ->capture_default_str();
+  sub->add_option("--iterations", o.iterations,
+                  "lowess: robustness passes (bisquare weights of the residuals); 0: none")
+      ->capture_default_str();
+  sub->add_option("--delta", o.delta,
+                  "lowess: fit only at points more than this beyond the last fitted one and "
+                  "interpolate in between; auto: 1% of the x range (R's default), 0: every point")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void add_smooth(CLI::App& app) {
@@ -232,15 +279,7 @@ void add_smooth(CLI::App& app) {
                   "nw | local-linear | knn | lowess (Cleveland's robust local regression, as R's "
                   "lowess: --span, --iterations, --delta)")
       ->capture_default_str();
-  sub->add_option("--span", o->span, "lowess: the fraction of the points in each local fit")
-      ->capture_default_str();
-  sub->add_option("--iterations", o->iterations,
-                  "lowess: robustness passes (bisquare weights of the residuals); 0: none")
-      ->capture_default_str();
-  sub->add_option("--delta", o->delta,
-                  "lowess: fit only at points more than this beyond the last fitted one and "
-                  "interpolate in between; auto: 1% of the x range (R's default), 0: every point")
-      ->capture_default_str();
+  add_lowess_options(sub, *o);
   sub->add_option("--kernel", o->kernel,
                   "distance kernel: gaussian, epanechnikov, biweight, triweight, tricube, cosine, "
                   "boxcar, laplacian, cauchy, …, or rff[:features=R,seed=S] (random Fourier "
@@ -275,38 +314,7 @@ void add_smooth(CLI::App& app) {
   for (const char* name : {"--kernel", "--bandwidth", "--k", "--k-max", "--exact", "--knn-weights",
                            "--plot-criterion", "--criterion-csv", "--loo"})
     o->not_for_lowess.push_back(sub->get_option(name));
-  sub->footer(
-      "Examples:\n"
-      "  kf smooth                                      # built-in noisy sinusoid, LOO-CV\n"
-      "  kf smooth data.csv --x t --y v --loo loo.csv  # leave-one-out fits, hat diagonal\n"
-      "  kf smooth data.csv --x age --y income --method local-linear --out fit.csv --plot fit.svg\n"
-      "  kf smooth data.csv --x a,b --y z --bandwidth gcv --summary s.json --out fit.csv\n"
-      "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"
-      "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
-      "  kf smooth data.csv --kernel rff:features=512 --bandwidth cv  # ~ gaussian, linear time\n"
-      "  kf smooth data.csv --x t --y v --method lowess --out fit.csv --plot fit.png  # as R\n"
-      "  kf smooth data.csv --method lowess --span 0.3 --iterations 0 --delta 0\n"
-      "  mpirun -np 4 kf smooth big.csv --x t --y v --out fit.csv  # points over 4 ranks\n"
-      "Routes (the summary names the one taken): 1-D nw/local-linear from 5000 points are\n"
-      "binned (linear binning + FFT, every kernel but the boxcar; within 1e-4 of the range of y,\n"
-      "1e-6 for the gaussian), compact kernels below that use exact sorted windows; 2-column nw\n"
-      "is binned in 2-D (within 2e-3 of the range of y); knn uses sorted neighbors (1-D) or a\n"
-      "k-d tree. Compact kernels elsewhere (2-column local-linear, 3+ columns, --exact) are exact\n"
-      "through a k-d tree over each support (slow at 10^6 points, silverman: 3-D nw ~20-30 s,\n"
-      "3-D local-linear ~40-45 s, 2-column nw --exact ~1.5-2 min); other kernels sum all pairs:\n"
-      "slow beyond ~10^5 points. rff takes the primitive's feature-map route (O(n·r) a fit,\n"
-      "O(n·r^2) for the band: ~gaussian within ~r^-1/2 of its weights; nw only). On a terminal "
-      "every step that takes over a second (reading,\n"
-      "binning, transforms, exact sums, neighbor queries, the search) shows a bar with ETA.\n"
-      "Under mpirun every rank reads the data: binned grids (1-D, 2-D) are binned in blocks\n"
-      "and summed, every route's criteria summed over blocks of the points; predictions are\n"
-      "merged over blocks of the keys (all pairs) or split by blocks of the points (knn, sorted\n"
-      "windows, k-d tree); rank 0 writes (equal to one process to 1e-12). Refused there: --loo,\n"
-      "knn --exact, rff, lowess.\n"
-      "lowess is R's lowess (equal to 1e-12): local-linear fits with tricube weights over the\n"
-      "span's nearest points, bisquare robustness passes; with delta (1% of the range by default)\n"
-      "a few hundred local fits whatever n (10^6 points in about a second); --delta 0 fits at\n"
-      "every point: O(n^2 span), slow beyond ~10^5 points. No confidence band.");
+  sub->footer(kSmoothFooter);
   sub->callback([o] { run(*o); });
 }
 
