@@ -42,8 +42,10 @@ run_ctest() {
   local preset=$1 log="build/$1/ctest.log"
   ctest --preset "$preset" "${ctest_args[@]}" | tee "$log"
   echo "-- the ten slowest $preset tests:"
+  # (awk reads all of sort's output: `head` would close the pipe early, and under pipefail
+  # sort's SIGPIPE would end the script)
   sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*Passed +([0-9.]+) sec$/\2 s  \1/p' "$log" |
-    sort -rn | head -10 | sed 's/^/   /'
+    sort -rn | awk 'NR <= 10 { print "   " $0 }'
 }
 [ "${KF_SKIP_SLOW:-0}" = 1 ] && ctest_args+=(-LE slow)
 
