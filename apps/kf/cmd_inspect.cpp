@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -32,8 +33,13 @@ std::vector<float> series_window(const std::map<std::string, std::string>& md, i
   const auto it = md.find("series_last_window");
   if (it == md.end()) return {};
   std::vector<float> w;
-  for (const auto& item : split_list(it->second, "series_last_window"))
-    w.push_back(static_cast<float>(std::stod(item)));
+  for (const auto& item : split_list(it->second, "series_last_window")) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(v))
+      throw user_error("series_last_window: '" + item.substr(0, 40) + "' is not a finite number");
+    w.push_back(static_cast<float>(v));
+  }
   if (static_cast<index>(w.size()) != seq_len)
     throw user_error(
         fmt::format("series_last_window holds {} values; the model takes {}", w.size(), seq_len));
