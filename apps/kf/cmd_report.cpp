@@ -151,7 +151,9 @@ std::string report_models_dir(const std::string& given) {
     if (const char* env = std::getenv("KF_MODELS_DIR")) candidates.emplace_back(env);
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share/kernelformer/models");
+    if (!ec)
+      candidates.push_back(exe.parent_path().parent_path().parent_path() /
+                           "share/kernelformer/models");
 #ifdef KF_SOURCE_MODELS_DIR
     candidates.emplace_back(KF_SOURCE_MODELS_DIR);
 #endif

@@ -136,7 +136,8 @@ fs::path find_web_dir(const std::string& given) {
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec)
-      candidates.push_back(exe.parent_path().parent_path() / "share/kernelformer/web/explorer");
+      candidates.push_back(exe.parent_path().parent_path().parent_path() /
+                           "share/kernelformer/web/explorer");
 #ifdef KF_SOURCE_WEB_DIR
     candidates.emplace_back(KF_SOURCE_WEB_DIR);
 #endif

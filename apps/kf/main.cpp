@@ -24,7 +24,10 @@ namespace {
 // The subcommands, the version flag and the examples of `kf --help`.
 void describe(CLI::App& app) {
   app.require_subcommand(1);
-  app.set_version_flag("--version", "kf 0.1.0");
+  // What the launcher (kf/launcher.cpp) set for OpenMP before this program started.
+  const char* omp = std::getenv("KF_OMP_APPLIED");
+  app.set_version_flag("--version", std::string("kf 0.1.0\nOpenMP settings made by kf: ") +
+                                        (omp != nullptr ? omp : "none (run without the launcher)"));
   app.footer(
       "Examples:\n"
       "  kf demo                                   # seed-001 smoothing vs attention table\n"
@@ -206,35 +209,22 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
   return 0;
 }
 
-// libgomp's waiting threads spin for ~300,000 iterations before they sleep. On a machine whose
-// cores are shared (a laptop, a CI runner, ctest -j, two MPI ranks on two cores) the spinning
-// threads take the cores the working threads need, and a small model's many short parallel
-// regions slowed 6-8× beside two busy processes (docs/performance.md, "On a busy machine").
-// libgomp reads its environment once, in its initializer, before main — and glibc's own
-// initializer resets the environment a .preinit_array function could have changed — so kf sets
-// GOMP_SPINCOUNT (3,000 spins, then sleep) and starts itself again, once, for the commands that
-// train (seconds of many short parallel regions) and for kf serve (the second start costs
-// ~20 ms; the other commands start once). An OMP_WAIT_POLICY or GOMP_SPINCOUNT of the user's is
-// kept; KF_OMP_SPIN=N sets another count, KF_OMP_SPIN=default keeps libgomp's own.
-constexpr const char* kSpinCount = "3000";
-void set_omp_wait(int argc, char** argv) {
-  if (argc < 2 || std::getenv("OMP_WAIT_POLICY") != nullptr ||
-      std::getenv("GOMP_SPINCOUNT") != nullptr)
-    return;
-  const std::string_view sub = argv[1];
-  if (sub != "train" && sub != "experiment" && sub != "report" && sub != "smooth" && sub != "kde" &&
-      sub != "classify" && sub != "serve")
-    return;
-  const char* want = std::getenv("KF_OMP_SPIN");
-  if (want != nullptr && std::string_view(want) == "default") return;
-  ::setenv("GOMP_SPINCOUNT", want != nullptr && *want != '\0' ? want : kSpinCount, 1);
-  ::execv("/proc/self/exe", argv);  // returns only on failure: then run as we are
+// The launcher (kf/launcher.cpp) lowered the thread count because other processes keep the
+// cores busy: one line says so on a terminal (not with --quiet or --help; a script's or a test's
+// output stays the same on a busy machine), so a slow run is not a mystery.
+void say_busy_machine(int argc, char** argv) {
+  const char* note = std::getenv("KF_BUSY_NOTE");
+  if (note == nullptr || isatty(STDERR_FILENO) == 0) return;
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--quiet" || std::string_view(argv[i]) == "--help" ||
+        std::string_view(argv[i]) == "-h")
+      return;
+  fmt::print(stderr, "kf: a busy machine: {}\n", note);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  set_omp_wait(argc, argv);
   // Training allocates and frees activation matrices of tens of MB every step. By default glibc
   // serves those with mmap and returns them to the kernel on free, so every step pays page
   // faults and the kernel's zeroing (a quarter of a training epoch, measured with perf). Keep
@@ -247,6 +237,7 @@ int main(int argc, char** argv) {
   // Under `mpirun -np N` this process is one of N ranks (kernelformer/dist/mpi.hpp); alone, the
   // session does nothing.
   const kf::dist::session mpi(&argc, &argv);
+  say_busy_machine(argc, argv);
   CLI::App app{
       "kf — attention is Nadaraya-Watson kernel smoothing.\n"
       "One primitive, out_i = sum_j K(q_i,k_j) v_j / sum_j K(q_i,k_j), serves kernel regression\n"

@@ -46,8 +46,12 @@ struct small_gemm_guard {
 //   - the inner dimension when C is small and the inner dimension long (a weight gradient
 //     dW = dYᵀX: 128 × 128 over 50k rows; cutting its rows would pack X twice): the second half
 //     goes to a scratch C, added after both halves.
-// The result is deterministic; it may differ from one whole call in the last bits (OpenBLAS
-// picks its kernels by size), as OpenBLAS's own threading may — tests/test_blas.cpp.
+// Whether a product is cut depends on its shape only: with one thread, or inside a parallel
+// region, the two halves run one after the other — the same arithmetic, so a result never
+// depends on the thread count (a model trained on 1 or on 2 threads has the same weights, bit
+// for bit: KfLauncher.TrainingGivesTheSameNumbersOnOneAndTwoThreads; the kf launcher may pick
+// fewer threads on a busy machine). A cut result may differ from one whole call in the last bits
+// (OpenBLAS picks its kernels by size) — tests/test_blas.cpp.
 constexpr index kSplitMinRows = 128;
 constexpr index kSplitMinInner = 4096;
 
@@ -55,8 +59,13 @@ bool can_split() { return !omp_in_parallel() && omp_get_max_threads() >= 2; }
 
 template <class F>
 bool split_rows(index m, F&& call) {
-  if (m < kSplitMinRows || !can_split()) return false;
+  if (m < kSplitMinRows) return false;
   const index half = std::max<index>(64, (m / 2) / 64 * 64);
+  if (!can_split()) {
+    call(0, half);
+    call(half, m);
+    return true;
+  }
 #pragma omp parallel num_threads(2)
   {
     const int t = omp_get_thread_num();
@@ -69,7 +78,7 @@ bool split_rows(index m, F&& call) {
 template <class T, class Blas>
 bool split_inner(Blas blas_call, bool trans_a, bool trans_b, index m, index n, index k, T alpha,
                  const T* a, index lda, const T* b, index ldb, T beta, T* c, index ldc) {
-  if (k < kSplitMinInner || k < 8 * std::max(m, n) || !can_split()) return false;
+  if (k < kSplitMinInner || k < 8 * std::max(m, n)) return false;
   const index half = k / 2;
   static thread_local std::vector<T> part;
   part.resize(static_cast<std::size_t>(m * n));
@@ -77,14 +86,25 @@ bool split_inner(Blas blas_call, bool trans_a, bool trans_b, index m, index n, i
   const T* a1 = trans_a ? a + half * lda : a + half;
   const T* b1 = trans_b ? b + half : b + half * ldb;
   std::vector<T>& second = part;
+  auto first = [&] {
+    blas_call(CblasRowMajor, tr(trans_a), tr(trans_b), bi(m), bi(n), bi(half), alpha, a, bi(lda), b,
+              bi(ldb), beta, c, bi(ldc));
+  };
+  auto rest = [&] {
+    blas_call(CblasRowMajor, tr(trans_a), tr(trans_b), bi(m), bi(n), bi(k - half), alpha, a1,
+              bi(lda), b1, bi(ldb), T(0), second.data(), bi(n));
+  };
+  if (can_split()) {
 #pragma omp parallel num_threads(2)
-  {
-    if (omp_get_thread_num() == 0)
-      blas_call(CblasRowMajor, tr(trans_a), tr(trans_b), bi(m), bi(n), bi(half), alpha, a, bi(lda),
-                b, bi(ldb), beta, c, bi(ldc));
-    else
-      blas_call(CblasRowMajor, tr(trans_a), tr(trans_b), bi(m), bi(n), bi(k - half), alpha, a1,
-                bi(lda), b1, bi(ldb), T(0), second.data(), bi(n));
+    {
+      if (omp_get_thread_num() == 0)
+        first();
+      else
+        rest();
+    }
+  } else {
+    first();
+    rest();
   }
   for (index i = 0; i < m; ++i)
     for (index j = 0; j < n; ++j) c[i * ldc + j] += second[static_cast<std::size_t>(i * n + j)];

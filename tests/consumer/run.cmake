@@ -28,7 +28,8 @@ if(rc OR libs MATCHES "cairo|fftw" OR NOT libs MATCHES "kernelformer_core")
   message(FATAL_ERROR "consumer_core should load kernelformer_core without cairo or FFTW (${rc}):\n${libs}")
 endif()
 
-# The installed kf runs from the prefix with no LD_LIBRARY_PATH (its RUNPATH is $ORIGIN/../lib).
+# The installed kf (bin/kf, the launcher, running libexec/kernelformer/kf whose RUNPATH is
+# $ORIGIN/../../lib) runs from the prefix with no LD_LIBRARY_PATH.
 if(EXISTS ${WORK_DIR}/prefix/bin/kf)
   execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH
                           ${WORK_DIR}/prefix/bin/kf demo --rows 3
