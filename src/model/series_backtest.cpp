@@ -213,16 +213,19 @@ double coverage(std::span<const double> truth, const std::vector<double>& lo,
   return in / double(truth.size());
 }
 
-// Simplest first: the order the one-standard-error rule prefers among forecasters the backtest
-// cannot tell apart (Holt–Winters has a handful of parameters, the NW forecaster one bandwidth
-// over every window, the transformer thousands of weights). The seasonal naive is the baseline
-// every forecaster should beat and is never recommended: its rollout repeats the last period,
-// so it cannot follow a trend, which a backtest of short horizons does not show.
+// The order the one-standard-error rule prefers among forecasters the backtest cannot tell
+// apart: Holt–Winters (a handful of parameters, the classical method), then the combination —
+// among forecasters a short backtest cannot separate, their mean is the safer bet than any one
+// of them (the forecasting competitions' finding: Makridakis et al., M3 and M4) — then the
+// single learned ones, simplest first (the kernel trend's bandwidth, the NW forecaster's one
+// bandwidth over every window, the transformer's thousands of weights). The seasonal naive is
+// the baseline every forecaster should beat and is never recommended: its rollout repeats the
+// last period, so it cannot follow a trend, which a backtest of short horizons does not show.
 int simplicity(const std::string& name) {
   return name == "holt_winters"   ? 1
-         : name == "kernel_trend" ? 2
-         : name == "nw"           ? 3
-         : name == "combination"  ? 4
+         : name == "combination"  ? 2
+         : name == "kernel_trend" ? 3
+         : name == "nw"           ? 4
                                   : 5;
 }
 bool recommendable(const series_forecaster& f) {
