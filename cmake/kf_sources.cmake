@@ -79,6 +79,7 @@ set(KF_MODEL_SOURCES
   src/model/sequence_regressor.cpp
   src/model/sampling.cpp
   src/model/checkpoint.cpp
+  src/model/saved_smoother.cpp
   src/model/periodic_experiment.cpp
   src/model/periodic_reference.cpp
   src/model/regressor_train.cpp

@@ -9,7 +9,8 @@
 #   web     Debian's chromium, Node.js + npm (if missing), and web/node_modules (playwright-core,
 #           `npm ci`, no browser download) for the explorer's headless-browser test
 #   r       R (Debian's r-base-core: its datasets package holds the classic series of
-#           python/bench_series_vs_holt_winters.py)
+#           python/bench_series_vs_holt_winters.py; r-cran-kernsmooth and r-cran-mass for
+#           python/make_fixture_dpill.py's reference values)
 #   python  the Python package (python/, scripts/test_python.sh) on its own: what its build needs
 #           (compiler, CMake, pkg-config, Eigen, OpenBLAS, fmt, FFTW, cairo, cpp-httplib,
 #           nlohmann-json, OpenMPI's headers, ccache), pybind11, the headers, venv, pip,
@@ -25,7 +26,7 @@ build_pkgs=(build-essential cmake pkg-config clang-format googletest libgtest-de
 web_pkgs=(chromium)
 command -v node >/dev/null || web_pkgs+=(nodejs)
 command -v npm >/dev/null || web_pkgs+=(npm)
-r_pkgs=(r-base-core)
+r_pkgs=(r-base-core r-cran-kernsmooth r-cran-mass)
 # What `pip install .` compiles with (CMakeLists.txt's find_package calls), a subset of build.
 python_build_pkgs=(build-essential cmake pkg-config libeigen3-dev libopenblas-openmp-dev libfmt-dev
   nlohmann-json3-dev libcairo2-dev libfftw3-dev libcpp-httplib-dev libopenmpi-dev ccache)

@@ -2,6 +2,7 @@
 // regressor on a batch of windows, or a seq2seq model (kf train seq2seq) decoding sources
 // greedily.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "common.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/saved_smoother.hpp"
 #include "kernelformer/model/seq2seq.hpp"
 #include "kernelformer/model/sequence_regressor.hpp"
 #include "lm_load.hpp"
@@ -53,6 +55,66 @@ void run_regressor(const predict_options& o, const model::checkpoint& ck) {
   }
   io::write_file_atomic(o.out, encode_output<float>(o.out, y.cview()));
   if (!o.quiet) fmt::print("kf predict: {} sequences of {} values\n", n, cfg.seq_len);
+}
+
+// A saved smoother (kf smooth --save): fitted again with its bandwidth (no search), then the fit
+// and its standard error at --input's points — a CSV with the smoother's x columns (other
+// columns ignored) or an n x d .npy; --out a CSV (x columns, fit, se) or an n x 2 .npy (fit, se).
+void run_smoother(const predict_options& o, const model::checkpoint& ck) {
+  if (!o.text.empty()) throw user_error("--text is for seq2seq models; a smoother reads --input");
+  if (o.input.empty() || o.out.empty())
+    throw user_error("a smoother needs --input (POINTS.csv or .npy) and --out (FIT.csv or .npy)");
+  require_output(o.out, "--out", {".npy", ".csv"});
+  model::saved_smoother s;
+  try {
+    s = model::saved_smoother_read(ck, o.model);
+  } catch (const std::runtime_error& e) {
+    throw user_error(e.what());
+  }
+  matrix<double> at;
+  if (o.input.ends_with(".npy")) {
+    const loaded_array input = load_array(o.input, "--input");
+    matrix<double> scratch;
+    const const_matrix_view<double> v = input.as<double>(scratch);
+    if (v.cols != s.x.cols())
+      throw user_error(fmt::format("{} has {} columns; the smoother takes {} ({})", input.path,
+                                   v.cols, s.x.cols(), fmt::join(s.x_names, ", ")));
+    at = matrix<double>(v.rows, v.cols);
+    for (index r = 0; r < v.rows; ++r)
+      for (index c = 0; c < v.cols; ++c) at(r, c) = v(r, c);
+  } else {
+    at = read_points(o.input, s.x_names);
+  }
+  const std::vector<std::string> names = s.x_names;
+  regression_prediction p;
+  try {
+    const regression_fit fit = model::saved_smoother_fit(std::move(s));
+    p = regression_predict(fit, at.cview());
+  } catch (const std::invalid_argument& e) {
+    throw user_error(fmt::format("{}: {}", o.model, e.what()));
+  }
+  if (o.out.ends_with(".npy")) {
+    matrix<double> y(at.rows(), 2);
+    for (index i = 0; i < at.rows(); ++i) {
+      y(i, 0) = p.fit[static_cast<std::size_t>(i)];
+      y(i, 1) = p.se[static_cast<std::size_t>(i)];
+    }
+    io::write_file_atomic(o.out, encode_output<double>(o.out, y.cview()));
+  } else {
+    std::string text = fmt::format("{},fit,se\n", fmt::join(names, ","));
+    for (index i = 0; i < at.rows(); ++i) {
+      for (index c = 0; c < at.cols(); ++c) text += fmt::format("{},", at(i, c));
+      text += fmt::format("{},{}\n", p.fit[static_cast<std::size_t>(i)],
+                          p.se[static_cast<std::size_t>(i)]);
+    }
+    io::write_file_atomic(o.out, text);
+  }
+  if (!o.quiet)
+    fmt::print("kf predict: the smoother at {} points{}\n", at.rows(),
+               p.undefined > 0 ? fmt::format(" ({} undefined: no data within the kernel's reach, "
+                                             "fit and se 0 there)",
+                                             p.undefined)
+                               : "");
 }
 
 // The sources: --text, or --input's lines (one source a line; each checked against the context).
@@ -143,10 +205,11 @@ void run(const predict_options& o) {
   }
   const std::string kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : std::string("?");
   if (kind == "sequence_regressor") return run_regressor(o, ck);
+  if (kind == "smoother") return run_smoother(o, ck);
   if (kind != "token_model")
     throw user_error(fmt::format(
-        "{}: model kind '{}' is not supported by kf predict (sequence_regressor, or a seq2seq "
-        "token_model)",
+        "{}: model kind '{}' is not supported by kf predict (sequence_regressor, smoother, or a "
+        "seq2seq token_model)",
         o.model, model::checkpoint_quote(kind)));
   run_seq2seq(o);
 }
@@ -157,17 +220,21 @@ void add_predict(CLI::App& app) {
   auto o = std::make_shared<predict_options>();
   CLI::App* sub = app.add_subcommand(
       "predict",
-      "Run a saved model: a periodic regressor on windows, or a seq2seq model on sources");
+      "Run a saved model: a periodic or series regressor on windows, a smoother (kf smooth "
+      "--save) at new points, or a seq2seq model on sources");
   sub->add_option("--model", o->model,
-                  "MODEL.safetensors written by kf train periodic or kf train seq2seq")
+                  "MODEL.safetensors written by kf train periodic|series|seq2seq or kf smooth "
+                  "--save")
       ->required();
   sub->add_option("--input", o->input,
-                  "regressor: X.npy or X.csv, one input sequence per row; seq2seq: SOURCES.txt, "
-                  "one source a line");
+                  "regressor: X.npy or X.csv, one input sequence per row; smoother: POINTS.csv "
+                  "(its x columns) or POINTS.npy (n x d); seq2seq: SOURCES.txt, one source a "
+                  "line");
   sub->add_option("--text", o->text, "seq2seq: one source (the output is printed)");
   sub->add_option("--out", o->out,
-                  "regressor: Y.npy or Y.csv, one prediction per row; seq2seq: OUT.txt (one "
-                  "output a line) or OUT.tsv (source, output); default: print");
+                  "regressor: Y.npy or Y.csv, one prediction per row; smoother: FIT.csv (x, "
+                  "fit, se) or FIT.npy (fit, se); seq2seq: OUT.txt (one output a line) or OUT.tsv "
+                  "(source, output); default: print");
   sub->add_option("--batch", o->batch, "sequences per forward pass")->capture_default_str();
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
   sub->footer(
@@ -175,6 +242,7 @@ void add_predict(CLI::App& app) {
       "until </s>.\n"
       "Examples:\n"
       "  kf predict --model sin.safetensors --input windows.npy --out next.npy\n"
+      "  kf predict --model fit.safetensors --input points.csv --out fit.csv   # kf smooth --save\n"
       "  kf predict --model rev.safetensors --text \"hello42\"\n"
       "  kf predict --model dates.safetensors --input dates.txt --out long.tsv");
   sub->callback([o] { run(*o); });

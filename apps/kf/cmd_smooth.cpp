@@ -12,7 +12,9 @@
 #include "common.hpp"
 #include "fit_options.hpp"
 #include "kernelformer/dist/mpi.hpp"
+#include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
+#include "kernelformer/model/saved_smoother.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "smooth_lowess.hpp"
 #include "smooth_outputs.hpp"
@@ -23,6 +25,7 @@ namespace {
 struct smooth_options {
   std::string data, x = "x", y = "y", method = "nw", kernel = "gaussian", bandwidth = "cv";
   std::string knn_weights = "uniform", at, out, summary, plot, plot_criterion, criterion_csv, loo;
+  std::string save;  // MODEL.safetensors: the fitted smoother (model/saved_smoother.hpp)
   std::string k = "10";
   index k_max = 100;
   index grid = 200;
@@ -94,6 +97,7 @@ regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) 
   spec.per_point = !o.loo.empty();  // only --loo writes per-point diagnostics
   require_fit_outputs({o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv});
   if (!o.loo.empty()) require_output(o.loo, "--loo", {".csv"});
+  if (!o.save.empty()) require_output(o.save, "--save", {".safetensors"});
   if (dist::size() > 1) {
     // Under mpirun (docs/scale-out.md): every rank reads the data and takes its block of the
     // points; rank 0 writes.
@@ -107,6 +111,10 @@ regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) 
 // --method lowess: its own options checked, every output path checked, then the data read (one
 // --x column) and handed to run_lowess.
 void run_lowess_method(const smooth_options& o) {
+  if (!o.save.empty())
+    throw user_error(
+        "--save does not apply to --method lowess (a saved smoother is nw, "
+        "local-linear or knn)");
   for (const CLI::Option* opt : o.not_for_lowess)
     if (opt->count() > 0)
       throw user_error(
@@ -208,6 +216,9 @@ void run(const smooth_options& o) {
   const smooth_run r{spec, fit, pred, at, xcols, o.y, source};
   write_smooth_outputs({o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv}, o.loo, r,
                        seconds);
+  if (!o.save.empty() && dist::is_root())
+    io::write_file_atomic(o.save,
+                          model::saved_smoother_encode(fit, xcols, o.y, command_line_text()));
   if (dist::is_root() && !o.quiet) smooth_print(r, o.out);
 }
 
@@ -221,6 +232,7 @@ constexpr const char* kSmoothFooter =
     "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"
     "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
     "  kf smooth data.csv --kernel rff:features=512 --bandwidth cv  # ~ gaussian, linear time\n"
+    "  kf smooth data.csv --x t --y v --save fit.safetensors    # then: kf predict --model\n"
     "  kf smooth data.csv --x t --y v --method lowess --out fit.csv --plot fit.png  # as R\n"
     "  kf smooth data.csv --method lowess --span 0.3 --iterations 0 --delta 0\n"
     "  mpirun -np 4 kf smooth big.csv --x t --y v --out fit.csv  # points over 4 ranks\n"
@@ -308,6 +320,9 @@ void add_smooth(CLI::App& app) {
   sub->add_option("--plot-criterion", o->plot_criterion, "FIG.svg|png: the criterion against h");
   sub->add_option("--criterion-csv", o->criterion_csv,
                   "CURVE.csv: the searched grid (scale, bandwidth, criterion)");
+  sub->add_option("--save", o->save,
+                  "MODEL.safetensors: the fitted smoother (its data, kernel and bandwidth); kf "
+                  "predict --model MODEL --input POINTS.csv gives the fit and se at new points");
   sub->add_option("--loo", o->loo,
                   "LOO.csv: per training point x, y, fit, loo_fit, hat (W_ii), loo_residual");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");

@@ -242,9 +242,7 @@ template std::string encode_output<float>(const std::string&, const_matrix_view<
 template std::string encode_output<double>(const std::string&, const_matrix_view<double>);
 
 std::string run_command(const std::string& prefix, const std::map<std::string, std::string>& run) {
-  std::string cmd;
-  if (const char* t = std::getenv("OMP_NUM_THREADS")) cmd = fmt::format("OMP_NUM_THREADS={} ", t);
-  cmd += prefix;
+  std::string cmd = prefix;
   for (const auto& [key, value] : run) {
     if (!key.starts_with("--") || value == "false" || value == "(fortunes)") continue;
     cmd += " " + key;

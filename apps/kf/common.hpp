@@ -82,6 +82,9 @@ void check_output_path(const std::string& path, const std::string& option);
 // The command line that check_output_path compares outputs against (main calls it once). Also
 // starts the list of files the command writes (written_files).
 void set_command_line(int argc, char** argv);
+// That command line as one string ("kf smooth data.csv --x t …"; arguments with spaces quoted):
+// what a saved model records as trained_by.
+std::string command_line_text();
 
 // Every file the command has written so far (each atomic_writer commit), in the order they were
 // first written, each once: main prints one line per file at the end of a command.
@@ -191,8 +194,7 @@ matrix<double> read_points(const std::string& path, const std::vector<std::strin
 // The training command a checkpoint's metadata records ("trained_by"): prefix followed by the run
 // options (model/train_state.hpp's run map) as flags — "true" gives the bare flag, "false" and
 // "(fortunes)" (the default corpus) are left out, keys not starting with "--" are not options.
-// With OMP_NUM_THREADS set, the command starts with it (the thread count decides GEMM cuts, so a
-// bit-identical re-run needs the same).
+// No thread count: the numbers do not depend on it (detail/blas.cpp cuts products by shape).
 std::string run_command(const std::string& prefix, const std::map<std::string, std::string>& run);
 
 // Subcommands.

@@ -144,6 +144,13 @@ void set_command_line(int argc, char** argv) {
   io::set_commit_observer(record_written);
 }
 
+std::string command_line_text() {
+  std::string text = "kf";
+  for (const auto& a : command_line())
+    text += " " + (a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'");
+  return text;
+}
+
 void check_output_path(const std::string& path, const std::string& option) {
   namespace fs = std::filesystem;
   std::error_code ec;

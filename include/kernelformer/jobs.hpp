@@ -1,7 +1,7 @@
 // kernelformer/jobs.hpp — independent jobs (whole training runs) on threads of one OpenMP thread
 // each: N small models trained at once on N cores, each run's numbers those of a one-thread
-// process whatever the machine (a run's GEMMs are cut by the thread count, so the same seed on 2
-// and on 8 threads gives different weights).
+// process whatever the machine (which are those of any thread count: products are cut by their
+// shape, detail/blas.cpp).
 //
 //   run_jobs(runs.size(), job_workers(runs.size()), [&](index i) { train(runs[i]); },
 //            [&] { bar.update(epochs_done, epochs_total); });
