@@ -53,6 +53,7 @@ set(KF_CORE_SOURCES
 )
 set(KF_REGRESSION_SOURCES
   src/regression/bandwidth.cpp
+  src/regression/bandwidth_dpi.cpp
   src/regression/bandwidth_sj.cpp
   src/regression/kde_sample.cpp
   src/regression/lowess.cpp

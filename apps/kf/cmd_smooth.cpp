@@ -88,6 +88,12 @@ regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) 
         spec.method == regression_method::knn ? "knn has no kernel"
                                               : "the signed weights of far points, times (x_j - "
                                                 "x)^2, swamp the local second moment"));
+  if (crit == bandwidth_criterion::dpi &&
+      (spec.method != regression_method::local_linear ||
+       !std::holds_alternative<kernel_gaussian>(spec.kernel) || split_list(o.x, "--x").size() != 1))
+    throw user_error(
+        "--bandwidth dpi is the direct plug-in of gaussian local-linear regression on one column "
+        "(KernSmooth's dpill): add --method local-linear (--kernel gaussian, one --x), or use cv");
   spec.knn_distance_weights = parse_knn_distance_weights(o.knn_weights);
   spec.k = parse_k(o.k);
   if (o.k_max < 1) throw user_error("--k-max must be at least 1");
@@ -229,6 +235,7 @@ constexpr const char* kSmoothFooter =
     "  kf smooth data.csv --x t --y v --loo loo.csv  # leave-one-out fits, hat diagonal\n"
     "  kf smooth data.csv --x age --y income --method local-linear --out fit.csv --plot fit.svg\n"
     "  kf smooth data.csv --x a,b --y z --bandwidth gcv --summary s.json --out fit.csv\n"
+    "  kf smooth data.csv --x t --y v --method local-linear --bandwidth dpi  # as R's dpill\n"
     "  kf smooth data.csv --method knn --k 15 --knn-weights distance --out knn.csv\n"
     "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
     "  kf smooth data.csv --kernel rff:features=512 --bandwidth cv  # ~ gaussian, linear time\n"
@@ -298,7 +305,9 @@ void add_smooth(CLI::App& app) {
                   "features ~ gaussian, O(n·r))")
       ->capture_default_str();
   sub->add_option("--bandwidth", o->bandwidth,
-                  "silverman | scott | cv (leave-one-out) | gcv | aic (AICc) | NUMBER[,NUMBER…]")
+                  "silverman | scott | cv (leave-one-out) | gcv | aic (AICc) | dpi (direct "
+                  "plug-in, gaussian local-linear on one column: KernSmooth's dpill) | "
+                  "NUMBER[,NUMBER…]")
       ->capture_default_str();
   sub->add_option("--k", o->k,
                   "neighbours for knn: a number, or cv (leave-one-out CV over 1..k-max)")

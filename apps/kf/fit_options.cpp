@@ -44,11 +44,11 @@ bandwidth_criterion parse_bandwidth(const std::string& text, bandwidth_for use,
   const bool density = c == bandwidth_criterion::cv_ml || c == bandwidth_criterion::cv_ls ||
                        c == bandwidth_criterion::sj || c == bandwidth_criterion::sj_dpi;
   const bool regression = c == bandwidth_criterion::loo_cv || c == bandwidth_criterion::gcv ||
-                          c == bandwidth_criterion::aicc;
+                          c == bandwidth_criterion::aicc || c == bandwidth_criterion::dpi;
   if (use == bandwidth_for::regression && density)
     throw user_error("--bandwidth " + text +
-                     " is a density criterion; for regression use silverman, scott, cv, gcv, aic "
-                     "or a number");
+                     " is a density criterion; for regression use silverman, scott, cv, gcv, aic, "
+                     "dpi or a number");
   if (use == bandwidth_for::density && regression)
     throw user_error("--bandwidth " + text +
                      " is a regression criterion; for density use silverman, scott, sj, sj-dpi, "

@@ -43,7 +43,7 @@ def validate(estimator, X="no_validation", y="no_validation", **kw):
     return estimator._validate_data(X=X, y=y, **kw)
 
 
-REGRESSION_RULES = ("silverman", "scott", "cv", "gcv", "aic")
+REGRESSION_RULES = ("silverman", "scott", "cv", "gcv", "aic", "dpi")
 DENSITY_RULES = ("silverman", "scott", "sj", "sj-dpi", "cv-ml", "cv-ls", "scott-sklearn",
                  "silverman-sklearn")
 
@@ -69,7 +69,7 @@ def parse_bandwidth(bandwidth, n_features, density):
     if isinstance(bandwidth, str):
         crit = _kf.bandwidth_criterion_parse(bandwidth)  # ValueError naming the known ones
         wrong = ((C.cv_ml, C.cv_ls, C.sj, C.sj_dpi) if not density else
-                 (C.loo_cv, C.gcv, C.aicc))
+                 (C.loo_cv, C.gcv, C.aicc, C.dpi))
         if crit in wrong:
             kind = "a density" if not density else "a regression"
             use = "regression" if not density else "density"

@@ -194,7 +194,8 @@ class _BandwidthSmoother(_Smoother):
         criterion, fixed = parse_bandwidth(self.bandwidth, n_features, density=False)
         spec.bandwidth = fixed
         C = _kf.BandwidthCriterion
-        need = {C.fixed: 1, C.silverman: 2, C.scott: 2, C.loo_cv: 3, C.gcv: 3, C.aicc: 5}[criterion]
+        need = {C.fixed: 1, C.silverman: 2, C.scott: 2, C.loo_cv: 3, C.gcv: 3, C.aicc: 5,
+                C.dpi: 10}[criterion]
         need_samples(n_samples, need, f"bandwidth={self.bandwidth!r}")
         return spec, criterion
 
@@ -265,7 +266,8 @@ class LocalLinearRegressor(_BandwidthSmoother):
     kernel : str, default="gaussian"
         A distance kernel (see NadarayaWatsonRegressor).
     bandwidth : str, float or array-like of shape (n_features,), default="cv"
-        'cv', 'gcv', 'aic', 'silverman', 'scott', a number or one per feature.
+        'cv', 'gcv', 'aic', 'silverman', 'scott', 'dpi' (the direct plug-in of KernSmooth's
+        dpill: gaussian kernel, one feature), a number or one per feature.
     exact : bool, default=False
         Exact sums instead of the binned fast path.
 

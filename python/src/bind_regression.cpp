@@ -10,6 +10,7 @@
 
 #include "common.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
+#include "kernelformer/regression/bandwidth_dpi.hpp"
 #include "kernelformer/regression/kde.hpp"
 #include "kernelformer/regression/lowess.hpp"
 #include "kernelformer/regression/smoother.hpp"
@@ -125,9 +126,11 @@ void bind_bandwidth(py::module_& m) {
       .value("cv_ml", bandwidth_criterion::cv_ml)
       .value("cv_ls", bandwidth_criterion::cv_ls)
       .value("sj", bandwidth_criterion::sj)
-      .value("sj_dpi", bandwidth_criterion::sj_dpi);
+      .value("sj_dpi", bandwidth_criterion::sj_dpi)
+      .value("dpi", bandwidth_criterion::dpi);
   m.def("bandwidth_criterion_parse", &bandwidth_criterion_parse, py::arg("text"),
-        "'silverman', 'scott', 'cv', 'gcv', 'aic'/'aicc', 'cv-ml', 'cv-ls' -> BandwidthCriterion.");
+        "'silverman', 'scott', 'cv', 'gcv', 'aic'/'aicc', 'dpi', 'cv-ml', 'cv-ls', 'sj', 'sj-dpi' "
+        "-> BandwidthCriterion.");
   m.def("bandwidth_criterion_name", &bandwidth_criterion_name, py::arg("criterion"));
   m.def(
       "bandwidth_sheather_jones",
@@ -140,6 +143,17 @@ void bind_bandwidth(py::module_& m) {
       },
       py::arg("x"), py::arg("dpi") = false, py::arg("nb") = 1000, py::arg("tolerance") = 0.0,
       "R's bw.SJ of a 1-D sample (dpi=True: method='dpi'; tolerance <= 0: R's default).");
+  m.def(
+      "bandwidth_dpi",
+      [](py::array_t<double, py::array::c_style | py::array::forcecast> x,
+         py::array_t<double, py::array::c_style | py::array::forcecast> y) {
+        const std::span<const double> xv(x.data(), static_cast<std::size_t>(x.size()));
+        const std::span<const double> yv(y.data(), static_cast<std::size_t>(y.size()));
+        py::gil_scoped_release release;
+        return bandwidth_dpi(xv, yv);
+      },
+      py::arg("x"), py::arg("y"),
+      "KernSmooth's dpill: the direct plug-in bandwidth of gaussian local-linear regression.");
   m.def(
       "bandwidth_rule",
       [](const py::array& x0, bandwidth_criterion rule) {

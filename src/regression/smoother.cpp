@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "kernelformer/progress.hpp"
+#include "kernelformer/regression/bandwidth_dpi.hpp"
 #include "kernelformer/regression/binned.hpp"
 #include "kernelformer/smooth.hpp"
 #include "regression/binned2d.hpp"
@@ -353,6 +354,12 @@ void search_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::s
   f.search_evaluations = res.evaluations;
 }
 
+std::vector<double> column(const_matrix_view<double> x, index c) {
+  std::vector<double> v(static_cast<std::size_t>(x.rows));
+  for (index r = 0; r < x.rows; ++r) v[static_cast<std::size_t>(r)] = x(r, c);
+  return v;
+}
+
 // spec.bandwidth by the criterion (given, a rule of thumb, or searched); f.criterion records it
 // (knn: fixed, k being its smoothing parameter). Throws for a density criterion.
 void choose_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::span<const double> y,
@@ -377,6 +384,14 @@ void choose_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::s
     case bandwidth_criterion::gcv:
     case bandwidth_criterion::aicc:
       search_bandwidth(spec, x, y, criterion, progress, f);
+      break;
+    case bandwidth_criterion::dpi:
+      if (spec.method != regression_method::local_linear || x.cols != 1 ||
+          !std::holds_alternative<kernel_gaussian>(spec.kernel))
+        throw std::invalid_argument(
+            "dpi is the direct plug-in of gaussian local-linear regression on one column "
+            "(KernSmooth's dpill): use --method local-linear --kernel gaussian, or cv");
+      spec.bandwidth = {bandwidth_dpi(column(x, 0), y)};
       break;
     default:
       throw std::invalid_argument(fmt::format("{} is a density criterion, not a regression one",

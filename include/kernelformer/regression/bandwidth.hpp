@@ -31,9 +31,12 @@ enum class bandwidth_criterion {
   cv_ls,      // density: least-squares CV, ∫f̂² − (2/n) Σ f̂₋ᵢ(x_i)
   sj,         // density: Sheather–Jones solve-the-equation plug-in, per column (R's bw.SJ)
   sj_dpi,     // density: Sheather–Jones direct plug-in, per column (bw.SJ(method = "dpi"))
+  dpi,        // regression: local-linear direct plug-in, gaussian, 1-D (KernSmooth's dpill:
+              // regression/bandwidth_dpi.hpp)
 };
 std::string bandwidth_criterion_name(bandwidth_criterion c);
-// "silverman", "scott", "cv" (loo_cv), "gcv", "aic"/"aicc", "cv-ml", "cv-ls", "sj", "sj-dpi";
+// "silverman", "scott", "cv" (loo_cv), "gcv", "aic"/"aicc", "cv-ml", "cv-ls", "sj", "sj-dpi",
+// "dpi";
 // throws otherwise.
 bandwidth_criterion bandwidth_criterion_parse(const std::string& text);
 
