@@ -4,12 +4,13 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <numeric>
 #include <stdexcept>
+
+#include "detail/eigen.hpp"
 
 namespace kf {
 namespace {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "apps/run_kf.hpp"
@@ -112,21 +113,21 @@ TEST_F(KfSavedSmoother, BadModelsAndInputsAreOneLineNothingWritten) {
            "b");
   one_line(fmt::format("predict --model {} --out {}", p("m.safetensors"), p("out.csv")),
            "a smoother needs --input");
-  // A damaged kernel in the metadata: rewritten with the same tensors.
-  model::checkpoint ck = model::checkpoint_load(p("m.safetensors"));
-  ck.metadata["kernel"] = "no_such_kernel";
-  io::write_file_atomic(p("bad.safetensors"),
-                        model::checkpoint_encode(nn::parameters<float>{}, ck.metadata, ck.tensors));
-  one_line(fmt::format("predict --model {} --input {} --out {}", p("bad.safetensors"),
-                       p("points.csv"), p("out.csv")),
-           "metadata 'kernel' is 'no_such_kernel'");
-  ck.metadata["kernel"] = "gaussian";
-  ck.metadata["bandwidth"] = "0.5,-1";
-  io::write_file_atomic(p("bad.safetensors"),
-                        model::checkpoint_encode(nn::parameters<float>{}, ck.metadata, ck.tensors));
-  one_line(fmt::format("predict --model {} --input {} --out {}", p("bad.safetensors"),
-                       p("points.csv"), p("out.csv")),
-           "metadata 'bandwidth'");
+  // Damaged metadata (the same tensors): each field at fault is named.
+  const model::checkpoint good = model::checkpoint_load(p("m.safetensors"));
+  for (const auto& [key, value, expect] :
+       {std::tuple<std::string, std::string, std::string>{"kernel", "no_such_kernel",
+                                                          "metadata 'kernel' is 'no_such_kernel'"},
+        {"bandwidth", "0.5,-1", "metadata 'bandwidth'"},
+        {"method", "spline", "metadata 'method' is 'spline'"}}) {
+    model::checkpoint ck = good;
+    ck.metadata[key] = value;
+    io::write_file_atomic(p("bad.safetensors"), model::checkpoint_encode(nn::parameters<float>{},
+                                                                         ck.metadata, ck.tensors));
+    one_line(fmt::format("predict --model {} --input {} --out {}", p("bad.safetensors"),
+                         p("points.csv"), p("out.csv")),
+             expect);
+  }
   one_line(fmt::format("smooth {} --x a --y y --method lowess --save {}", p("small.csv"),
                        p("l.safetensors")),
            "--save does not apply to --method lowess", 2);
