@@ -54,8 +54,11 @@ set(KF_CORE_SOURCES
 set(KF_REGRESSION_SOURCES
   src/regression/bandwidth.cpp
   src/regression/bandwidth_dpi.cpp
+  src/regression/bandwidth_isj.cpp
+  src/regression/cross_validation.cpp
   src/regression/bandwidth_sj.cpp
   src/regression/kde_sample.cpp
+  src/regression/local_poly.cpp
   src/regression/lowess.cpp
   src/regression/route.cpp
   src/regression/smoother.cpp

@@ -191,7 +191,8 @@ void add_kde(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--bandwidth", o->bandwidth,
                   "silverman | scott | sj (Sheather-Jones solve-the-equation, as R's bw.SJ) | "
-                  "sj-dpi (its direct plug-in) | cv-ls | cv-ml | NUMBER[,…]")
+                  "sj-dpi (its direct plug-in) | isj (improved Sheather-Jones, as KDEpy) | cv-ls | "
+                  "cv-ml | NUMBER[,…]")
       ->capture_default_str();
   auto* grid = sub->add_option("--grid", o->grid, "evaluate on N evenly spaced points (per axis)")
                    ->capture_default_str();
@@ -217,6 +218,7 @@ void add_kde(CLI::App& app) {
       "  kf kde                                         # built-in bimodal sample, Silverman\n"
       "  kf kde data.csv --x height --bandwidth cv-ml --out density.csv --plot density.png\n"
       "  kf kde data.csv --x height --bandwidth sj --summary s.json     # R's bw.SJ\n"
+      "  kf kde data.csv --x height --bandwidth isj  # improved Sheather-Jones, as KDEpy\n"
       "  kf kde data.csv --x height --sample 1000 --seed 1 --out draws.csv\n"
       "  kf kde data.csv --x a,b --kernel epanechnikov --out density2d.csv  # 2-D\n"
       "  mpirun -np 4 kf kde big.csv --x v --bandwidth cv-ml --out d.csv  # points over 4 ranks\n"

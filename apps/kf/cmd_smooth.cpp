@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
 #include "kernelformer/model/saved_smoother.hpp"
+#include "kernelformer/regression/cross_validation.hpp"
 #include "kernelformer/regression/smoother.hpp"
 #include "smooth_lowess.hpp"
 #include "smooth_outputs.hpp"
@@ -27,6 +29,8 @@ struct smooth_options {
   std::string knn_weights = "uniform", at, out, summary, plot, plot_criterion, criterion_csv, loo;
   std::string save;  // MODEL.safetensors: the fitted smoother (model/saved_smoother.hpp)
   std::string k = "10";
+  std::string cv = "loo";  // loo | kfold:K | groups:COL
+  std::uint64_t cv_seed = 0;
   index k_max = 100;
   index grid = 200;
   bool exact = false;
@@ -70,6 +74,43 @@ matrix<double> prediction_points(const smooth_options& o, const matrix<double>& 
   return smooth_grid(x, o.grid);
 }
 
+// --cv: "" for leave-one-out, else the group column (groups:COL) or "" with k > 0 (kfold:K).
+struct cv_choice {
+  index k = 0;        // kfold:K
+  std::string group;  // groups:COL
+  bool folds() const { return k > 0 || !group.empty(); }
+};
+cv_choice parse_cv(const std::string& text) {
+  cv_choice c;
+  if (text == "loo") return c;
+  if (text.starts_with("groups:") && text.size() > 7) {
+    c.group = text.substr(7);
+    return c;
+  }
+  if (text.starts_with("kfold:")) {
+    char* end = nullptr;
+    const long long k = std::strtoll(text.c_str() + 6, &end, 10);
+    if (*end == '\0' && end != text.c_str() + 6 && k >= 2 && k <= 1000000) {
+      c.k = static_cast<index>(k);
+      return c;
+    }
+  }
+  throw user_error("--cv " + text.substr(0, 40) +
+                   ": expected loo, kfold:K (K >= 2) or groups:COLUMN");
+}
+
+// The folds of --cv for the n rows read (group values from their column), or null for LOO.
+std::shared_ptr<const cv_folds> make_folds(const cv_choice& c, std::uint64_t seed, index n,
+                                           std::span<const double> groups) {
+  if (!c.folds()) return nullptr;
+  try {
+    return std::make_shared<const cv_folds>(c.k > 0 ? cv_folds_kfold(n, c.k, seed)
+                                                    : cv_folds_groups(groups));
+  } catch (const std::invalid_argument& e) {
+    throw user_error(fmt::format("--cv: {}", e.what()));
+  }
+}
+
 // Every option that needs no data, checked before any is read; every output path too.
 regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) {
   regression_spec spec;
@@ -100,6 +141,15 @@ regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) 
   if (o.at.empty() && o.grid < 2) throw user_error("--grid must be at least 2");
   spec.k_max = o.k_max;
   spec.exact = o.exact;
+  if (parse_cv(o.cv).folds()) {
+    if (spec.method == regression_method::knn ? spec.k != 0 : crit != bandwidth_criterion::loo_cv)
+      throw user_error(
+          fmt::format("--cv {} chooses {} by cross-validation: add {}", o.cv,
+                      spec.method == regression_method::knn ? "k" : "the bandwidth",
+                      spec.method == regression_method::knn ? "--k cv" : "--bandwidth cv"));
+    if (dist::size() > 1)
+      throw mpi_refusal("under mpirun, --cv kfold/groups is not sharded: run one process");
+  }
   spec.per_point = !o.loo.empty();  // only --loo writes per-point diagnostics
   require_fit_outputs({o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv});
   if (!o.loo.empty()) require_output(o.loo, "--loo", {".csv"});
@@ -167,10 +217,13 @@ void run_lowess_method(const smooth_options& o) {
 void run(const smooth_options& o) {
   if (o.method == "lowess") return run_lowess_method(o);
   bandwidth_criterion crit{};
-  const regression_spec spec = smooth_spec(o, crit);
+  regression_spec spec = smooth_spec(o, crit);
   const auto xcols = split_list(o.x, "--x");
+  const cv_choice cv = parse_cv(o.cv);
   std::vector<std::string> used = xcols;
   used.push_back(o.y);
+  if (!cv.group.empty() && std::find(used.begin(), used.end(), cv.group) == used.end())
+    used.push_back(cv.group);
   step_progress steps;  // a bar per long library step (reading, binning, sums), on a terminal
   stopwatch clock;
   nlohmann::json seconds;
@@ -180,6 +233,9 @@ void run(const smooth_options& o) {
   std::vector<double> y;
   try {
     x = table.select<double>(xcols);
+    spec.folds = make_folds(
+        cv, o.cv_seed, x.rows(),
+        cv.group.empty() ? std::span<const double>{} : table.columns[table.column(cv.group)]);
     y = std::move(table.columns[table.column(o.y)]);
   } catch (const std::runtime_error& e) {
     throw user_error(e.what());
@@ -240,6 +296,8 @@ constexpr const char* kSmoothFooter =
     "  kf smooth data.csv --x a,b,c --method knn --k cv --summary s.json  # k by LOO-CV\n"
     "  kf smooth data.csv --kernel rff:features=512 --bandwidth cv  # ~ gaussian, linear time\n"
     "  kf smooth data.csv --x t --y v --save fit.safetensors    # then: kf predict --model\n"
+    "  kf smooth data.csv --x t --y v --cv kfold:10 --plot-criterion cv.svg  # 10-fold CV\n"
+    "  kf smooth data.csv --x t --y v --cv groups:site  # leave one site out\n"
     "  kf smooth data.csv --x t --y v --method lowess --out fit.csv --plot fit.png  # as R\n"
     "  kf smooth data.csv --method lowess --span 0.3 --iterations 0 --delta 0\n"
     "  mpirun -np 4 kf smooth big.csv --x t --y v --out fit.csv  # points over 4 ranks\n"
@@ -313,6 +371,12 @@ void add_smooth(CLI::App& app) {
                   "neighbours for knn: a number, or cv (leave-one-out CV over 1..k-max)")
       ->capture_default_str();
   sub->add_option("--k-max", o->k_max, "largest k tried by --k cv")->capture_default_str();
+  sub->add_option("--cv", o->cv,
+                  "how --bandwidth cv and --k cv hold points out: loo (leave-one-out, closed "
+                  "form), kfold:K (K folds, shuffled by --cv-seed), groups:COLUMN (leave one "
+                  "group out: one fold per value of COLUMN)")
+      ->capture_default_str();
+  sub->add_option("--cv-seed", o->cv_seed, "the shuffle of --cv kfold:K")->capture_default_str();
   sub->add_flag("--exact", o->exact,
                 "exact sums instead of the binned route (1-D nw/local-linear from 5000 points, "
                 "2-D nw) or the neighbor search (knn). Compact kernels stay fast: sorted windows "
@@ -335,8 +399,9 @@ void add_smooth(CLI::App& app) {
   sub->add_option("--loo", o->loo,
                   "LOO.csv: per training point x, y, fit, loo_fit, hat (W_ii), loo_residual");
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
-  for (const char* name : {"--kernel", "--bandwidth", "--k", "--k-max", "--exact", "--knn-weights",
-                           "--plot-criterion", "--criterion-csv", "--loo"})
+  for (const char* name :
+       {"--kernel", "--bandwidth", "--k", "--k-max", "--cv", "--cv-seed", "--exact",
+        "--knn-weights", "--plot-criterion", "--criterion-csv", "--loo"})
     o->not_for_lowess.push_back(sub->get_option(name));
   sub->footer(kSmoothFooter);
   sub->callback([o] { run(*o); });

@@ -42,7 +42,8 @@ bandwidth_criterion parse_bandwidth(const std::string& text, bandwidth_for use,
     throw user_error(std::string("--bandwidth: ") + e.what());
   }
   const bool density = c == bandwidth_criterion::cv_ml || c == bandwidth_criterion::cv_ls ||
-                       c == bandwidth_criterion::sj || c == bandwidth_criterion::sj_dpi;
+                       c == bandwidth_criterion::sj || c == bandwidth_criterion::sj_dpi ||
+                       c == bandwidth_criterion::isj;
   const bool regression = c == bandwidth_criterion::loo_cv || c == bandwidth_criterion::gcv ||
                           c == bandwidth_criterion::aicc || c == bandwidth_criterion::dpi;
   if (use == bandwidth_for::regression && density)
@@ -52,7 +53,7 @@ bandwidth_criterion parse_bandwidth(const std::string& text, bandwidth_for use,
   if (use == bandwidth_for::density && regression)
     throw user_error("--bandwidth " + text +
                      " is a regression criterion; for density use silverman, scott, sj, sj-dpi, "
-                     "cv-ml, cv-ls or a number");
+                     "isj, cv-ml, cv-ls or a number");
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/regression/cross_validation.hpp"
 #include "kernelformer/viz/plot.hpp"
 
 namespace kf::cli {
@@ -98,6 +99,8 @@ nlohmann::json smooth_summary(const smooth_run& r, const nlohmann::json& seconds
   }
   js["criterion"] = bandwidth_criterion_name(fit.criterion);
   js["criterion_value"] = fit.criterion_value;
+  // How cv held points out: leave-one-out (closed form) or the folds of --cv.
+  js["cv"] = fit.spec.folds ? fit.spec.folds->name : "leave-one-out";
   js["df"] = fit.df;
   js["r2"] = fit.r2;
   js["sigma"] = std::sqrt(fit.sigma2);
@@ -161,7 +164,10 @@ void smooth_print(const smooth_run& r, const std::string& out) {
              r.source, smooth_method_name(r.spec.method), smooth_kernel_name(r.spec),
              fit.route.name(), fit.route.why);
   if (knn)
-    fmt::print("k = {}{}", fit.spec.k, r.spec.k == 0 ? " (leave-one-out CV)" : "");
+    fmt::print("k = {}{}", fit.spec.k,
+               r.spec.k != 0    ? ""
+               : fit.spec.folds ? fmt::format(" ({} CV)", fit.spec.folds->name)
+                                : " (leave-one-out CV)");
   else
     fmt::print("bandwidth = {:.6g} ({})", fmt::join(fit.spec.bandwidth, ", "),
                bandwidth_criterion_name(fit.criterion));
@@ -169,9 +175,11 @@ void smooth_print(const smooth_run& r, const std::string& out) {
   const bool searched = fit.criterion != bandwidth_criterion::fixed &&
                         fit.criterion != bandwidth_criterion::silverman &&
                         fit.criterion != bandwidth_criterion::scott;
-  fmt::print(", criterion {} = {:.6g}, df = {:.2f}, R² = {:.4f}, sigma = {:.4g}\n",
+  const std::string folds =
+      searched && fit.spec.folds ? fmt::format(" {}", fit.spec.folds->name) : "";
+  fmt::print(", criterion {}{} = {:.6g}, df = {:.2f}, R² = {:.4f}, sigma = {:.4g}\n",
              bandwidth_criterion_name(searched ? fit.criterion : bandwidth_criterion::loo_cv),
-             fit.criterion_value, fit.df, fit.r2, std::sqrt(fit.sigma2));
+             folds, fit.criterion_value, fit.df, fit.r2, std::sqrt(fit.sigma2));
   if (fit.at_search_boundary && knn)
     fmt::print(stderr, "kf smooth: warning: the best k is the largest tried ({}); raise --k-max\n",
                fit.spec.k);

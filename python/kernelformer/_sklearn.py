@@ -44,7 +44,7 @@ def validate(estimator, X="no_validation", y="no_validation", **kw):
 
 
 REGRESSION_RULES = ("silverman", "scott", "cv", "gcv", "aic", "dpi")
-DENSITY_RULES = ("silverman", "scott", "sj", "sj-dpi", "cv-ml", "cv-ls", "scott-sklearn",
+DENSITY_RULES = ("silverman", "scott", "sj", "sj-dpi", "isj", "cv-ml", "cv-ls", "scott-sklearn",
                  "silverman-sklearn")
 
 # scikit-learn's KernelDensity rules (sklearn/neighbors/_kde.py): one bandwidth for every feature,
@@ -68,7 +68,7 @@ def parse_bandwidth(bandwidth, n_features, density):
         return C.fixed, None  # the caller computes it from (n, d)
     if isinstance(bandwidth, str):
         crit = _kf.bandwidth_criterion_parse(bandwidth)  # ValueError naming the known ones
-        wrong = ((C.cv_ml, C.cv_ls, C.sj, C.sj_dpi) if not density else
+        wrong = ((C.cv_ml, C.cv_ls, C.sj, C.sj_dpi, C.isj) if not density else
                  (C.loo_cv, C.gcv, C.aicc, C.dpi))
         if crit in wrong:
             kind = "a density" if not density else "a regression"
@@ -130,3 +130,46 @@ def curve_dict(curve, key="bandwidth"):
         return {"scale": np.empty(0), key: np.empty((0, 0)), "value": np.empty(0)}
     return {"scale": np.array([c[0] for c in curve]), key: np.array([c[1] for c in curve]),
             "value": np.array([c[2] for c in curve])}
+
+
+def cv_folds(estimator, X, y, groups, criterion):
+    """The fold id of each row for the estimator's `cv` (None: leave-one-out) and its name.
+
+    An int K is K folds shuffled with seed 0 (the library's, as `kf smooth --cv kfold:K`); a
+    scikit-learn splitter (anything with split(X, y, groups)) or an iterable of (train, test)
+    index pairs must hold each point out exactly once and train on all the others."""
+    cv = getattr(estimator, "cv", None)
+    name = type(estimator).__name__
+    if cv is None:
+        if groups is not None:
+            raise ValueError(f"{name}: groups are used by a grouped splitter given as cv "
+                             "(GroupKFold, LeaveOneGroupOut); cv is None (leave-one-out)")
+        return None, ""
+    searched = getattr(estimator, "n_neighbors", None) == "cv" or (
+        criterion == _kf.BandwidthCriterion.loo_cv and not hasattr(estimator, "n_neighbors"))
+    if not searched:
+        raise ValueError(f"{name}: cv={cv!r} chooses the bandwidth (or k) by cross-validation: "
+                         "it needs bandwidth='cv' (n_neighbors='cv')")
+    n = X.shape[0]
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, (bool, np.bool_)):
+        return _kf.cv_folds_kfold(n, int(cv), 0), f"{int(cv)}-fold (seed 0)"
+    splits = cv.split(X, y, groups) if hasattr(cv, "split") else cv
+    try:
+        pairs = list(splits)
+    except TypeError:
+        raise TypeError(f"{name}: cv must be None, an int, a splitter or (train, test) pairs, "
+                        f"not {type(cv).__name__}") from None
+    folds = np.full(n, -1, dtype=np.int64)
+    for f, (train, test) in enumerate(pairs):
+        test = np.asarray(test, dtype=np.int64)
+        if test.size == 0 or np.any(folds[test] >= 0):
+            raise ValueError(f"{name}: cv's test sets must hold each point out exactly once "
+                             "(KFold, GroupKFold, LeaveOneGroupOut, ...); fold "
+                             f"{f} is empty or overlaps another")
+        if len(train) + test.size != n:
+            raise ValueError(f"{name}: cv's fold {f} trains on {len(train)} points, not on all "
+                             f"{n - test.size} others")
+        folds[test] = f
+    if np.any(folds < 0):
+        raise ValueError(f"{name}: cv never holds out {int(np.sum(folds < 0))} of {n} points")
+    return folds, type(cv).__name__ if hasattr(cv, "split") else "given folds"

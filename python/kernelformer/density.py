@@ -38,7 +38,8 @@ class KernelDensity(KeepsCppFit, BaseEstimator):
         each feature's spread), 'scott-sklearn' or 'silverman-sklearn' (scikit-learn's
         KernelDensity rules, n^(-1/(d+4)) and (n (d+2) / 4)^(-1/(d+4)): one number for every
         feature, not scaled by the spread, so meant for standardized data), 'sj' or 'sj-dpi'
-        (Sheather-Jones plug-in per feature: R's bw.SJ and bw.SJ(method="dpi")), 'cv-ml'
+        (Sheather-Jones plug-in per feature: R's bw.SJ and bw.SJ(method="dpi")), 'isj' (the
+        improved Sheather-Jones of Botev et al. per feature, as KDEpy's ISJ), 'cv-ml'
         (likelihood cross-validation) or 'cv-ls' (least-squares cross-validation), a number, or
         one number per feature. (scikit-learn's own KernelDensity takes one number.)
     exact : bool, default=False
@@ -93,7 +94,7 @@ class KernelDensity(KeepsCppFit, BaseEstimator):
         if fixed is None:  # scikit-learn's rule: its factor, the same for every feature
             fixed = [SKLEARN_RULES[self.bandwidth](X.shape[0], X.shape[1])]
         C = _kf.BandwidthCriterion
-        need = {C.fixed: 1, C.silverman: 2, C.scott: 2, C.sj: 2, C.sj_dpi: 2, C.cv_ml: 3,
+        need = {C.fixed: 1, C.silverman: 2, C.scott: 2, C.sj: 2, C.sj_dpi: 2, C.isj: 2, C.cv_ml: 3,
                 C.cv_ls: 3}[criterion]
         need_samples(X.shape[0], need, f"bandwidth={self.bandwidth!r}")
         if not isinstance(self.exact, (bool, np.bool_)):

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import _kernelformer as _kf
-from ._sklearn import (KeepsCppFit, SearchBoundaryWarning, criterion_name, curve_dict,
+from ._sklearn import (KeepsCppFit, SearchBoundaryWarning, criterion_name, curve_dict, cv_folds,
                        distance_kernel, need_samples, parse_bandwidth, validate, warn_boundary)
 
 __all__ = ["NadarayaWatsonRegressor", "LocalLinearRegressor", "KNNRegressor", "LowessRegressor",
@@ -85,23 +85,28 @@ class _Smoother(KeepsCppFit, RegressorMixin, BaseEstimator):
     def _spec_fitted(self):
         raise NotImplementedError
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> "_Smoother":
+    def fit(self, X: ArrayLike, y: ArrayLike, groups: ArrayLike = None) -> "_Smoother":
         """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_outputs): choose
         the bandwidth (or k) and compute the diagnostics. Returns self.
 
         A 2-D y is n_outputs regressions on the same X, each with its own bandwidth (or k)
         chosen on its own column, as scikit-learn's MultiOutputRegressor would fit them; the
         fitted attributes gain a leading n_outputs axis and predict returns (n_queries,
-        n_outputs). The single smoothers are in `estimators_`."""
+        n_outputs). The single smoothers are in `estimators_`.
+
+        groups (n_samples,): group labels for a grouped splitter given as `cv`
+        (GroupKFold, LeaveOneGroupOut), as scikit-learn's cross_validate takes them."""
         X, y = validate(self, X, y, y_numeric=True, dtype=np.float64, order="C",
                         multi_output=True)
         if y.ndim == 2:
-            return self._fit_outputs(X, y)
+            return self._fit_outputs(X, y, groups)
         self.__dict__.pop("estimators_", None)
         self.__dict__.pop("n_outputs_", None)
         y = np.ascontiguousarray(y, dtype=np.float64)
         spec, criterion = self._make_spec(X.shape[0], X.shape[1])
-        res = _kf.regression_fit_data(spec, X, y, criterion)
+        folds, folds_name = cv_folds(self, X, y, groups, criterion)
+        res = _kf.regression_fit_data(spec, X, y, criterion, folds=folds, folds_name=folds_name)
+        self.cv_name_ = folds_name if folds is not None else "leave-one-out"
         self._fit_X, self._fit_y = X, y
         self.criterion_name_ = criterion_name(res["criterion"])
         self.criterion_ = float(res["criterion_value"])
@@ -127,9 +132,9 @@ class _Smoother(KeepsCppFit, RegressorMixin, BaseEstimator):
                 "gcv_", "aicc_", "search_evaluations_", "bandwidth_", "n_neighbors_")
     _PER_SAMPLE = ("fitted_values_", "loo_residuals_", "hat_diag_")
 
-    def _fit_outputs(self, X, y):
+    def _fit_outputs(self, X, y, groups):
         self.n_outputs_ = y.shape[1]
-        self.estimators_ = [clone(self).fit(X, np.ascontiguousarray(y[:, t]))
+        self.estimators_ = [clone(self).fit(X, np.ascontiguousarray(y[:, t]), groups)
                             for t in range(y.shape[1])]
         first = self.estimators_[0]
         for name in self._STACKED:
@@ -137,7 +142,7 @@ class _Smoother(KeepsCppFit, RegressorMixin, BaseEstimator):
                 setattr(self, name, np.array([getattr(e, name) for e in self.estimators_]))
         for name in self._PER_SAMPLE:
             setattr(self, name, np.column_stack([getattr(e, name) for e in self.estimators_]))
-        for name in ("criterion_name_", "route_", "route_why_"):
+        for name in ("criterion_name_", "route_", "route_why_", "cv_name_"):
             setattr(self, name, getattr(first, name))
         self.criterion_curve_ = [e.criterion_curve_ for e in self.estimators_]
         return self
@@ -232,6 +237,12 @@ class NadarayaWatsonRegressor(_BandwidthSmoother):
         thumb per feature; a number, or one number per feature, fixes it.
     exact : bool, default=False
         Exact sums instead of the binned fast path (1-D from 5,000 points; 2-D nw).
+    cv : None, int, or a scikit-learn splitter, default=None
+        How bandwidth='cv' holds points out: None, leave-one-out (closed form, no refits); K,
+        K folds shuffled with seed 0 (as `kf smooth --cv kfold:K`); a splitter whose test sets
+        partition the data (KFold, GroupKFold or LeaveOneGroupOut with fit(..., groups=g)) or
+        a list of its (train, test) pairs: the mean squared held-out residual over all points,
+        each fold refitted on the route it takes.
 
     Shapes: X (n_samples, n_features), y (n_samples,) or (n_samples, n_outputs); predict(X) ->
     (n_queries,) or (n_queries, n_outputs).
@@ -247,10 +258,11 @@ class NadarayaWatsonRegressor(_BandwidthSmoother):
 
     _method = "nw"
 
-    def __init__(self, kernel="gaussian", bandwidth="cv", exact=False):
+    def __init__(self, kernel="gaussian", bandwidth="cv", exact=False, cv=None):
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.exact = exact
+        self.cv = cv
 
 
 _document(NadarayaWatsonRegressor, "'bandwidth'", _BANDWIDTH_ATTR)
@@ -270,6 +282,12 @@ class LocalLinearRegressor(_BandwidthSmoother):
         dpill: gaussian kernel, one feature), a number or one per feature.
     exact : bool, default=False
         Exact sums instead of the binned fast path.
+    cv : None, int, or a scikit-learn splitter, default=None
+        How bandwidth='cv' holds points out: None, leave-one-out (closed form, no refits); K,
+        K folds shuffled with seed 0 (as `kf smooth --cv kfold:K`); a splitter whose test sets
+        partition the data (KFold, GroupKFold or LeaveOneGroupOut with fit(..., groups=g)) or
+        a list of its (train, test) pairs: the mean squared held-out residual over all points,
+        each fold refitted on the route it takes.
 
     Shapes: X (n_samples, n_features), y (n_samples,) or (n_samples, n_outputs); predict(X) ->
     (n_queries,) or (n_queries, n_outputs).
@@ -285,10 +303,11 @@ class LocalLinearRegressor(_BandwidthSmoother):
 
     _method = "local_linear"
 
-    def __init__(self, kernel="gaussian", bandwidth="cv", exact=False):
+    def __init__(self, kernel="gaussian", bandwidth="cv", exact=False, cv=None):
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.exact = exact
+        self.cv = cv
 
 
 _document(LocalLinearRegressor, "'bandwidth'", _BANDWIDTH_ATTR)
@@ -307,6 +326,9 @@ class KNNRegressor(_Smoother):
         Equal weights, or 1/|x - x_j| (exact matches take all the weight, as in scikit-learn).
     max_neighbors : int, default=100
         The largest k that n_neighbors='cv' tries.
+    cv : None, int, or a scikit-learn splitter, default=None
+        How n_neighbors='cv' holds points out: None, leave-one-out; otherwise as
+        NadarayaWatsonRegressor's cv (K folds, or a splitter's partition).
 
     Shapes: X (n_samples, n_features), y (n_samples,) or (n_samples, n_outputs); predict(X) ->
     (n_queries,) or (n_queries, n_outputs).
@@ -321,10 +343,11 @@ class KNNRegressor(_Smoother):
 
     _method = "knn"
 
-    def __init__(self, n_neighbors="cv", weights="uniform", max_neighbors=100):
+    def __init__(self, n_neighbors="cv", weights="uniform", max_neighbors=100, cv=None):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.max_neighbors = max_neighbors
+        self.cv = cv
 
     def _make_spec(self, n_samples, n_features):
         spec = _kf.RegressionSpec()

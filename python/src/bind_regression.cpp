@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
 #include "kernelformer/regression/bandwidth_dpi.hpp"
+#include "kernelformer/regression/cross_validation.hpp"
 #include "kernelformer/regression/kde.hpp"
 #include "kernelformer/regression/lowess.hpp"
 #include "kernelformer/regression/smoother.hpp"
@@ -127,6 +128,7 @@ void bind_bandwidth(py::module_& m) {
       .value("cv_ls", bandwidth_criterion::cv_ls)
       .value("sj", bandwidth_criterion::sj)
       .value("sj_dpi", bandwidth_criterion::sj_dpi)
+      .value("isj", bandwidth_criterion::isj)
       .value("dpi", bandwidth_criterion::dpi);
   m.def("bandwidth_criterion_parse", &bandwidth_criterion_parse, py::arg("text"),
         "'silverman', 'scott', 'cv', 'gcv', 'aic'/'aicc', 'dpi', 'cv-ml', 'cv-ls', 'sj', 'sj-dpi' "
@@ -191,9 +193,16 @@ void bind_spec(py::module_& m) {
 void bind_smoother(py::module_& m) {
   m.def(
       "regression_fit_data",
-      [](const regression_spec& spec, const py::array& x0, const py::array& y0,
-         bandwidth_criterion criterion, int threads) {
+      [](regression_spec spec, const py::array& x0, const py::array& y0,
+         bandwidth_criterion criterion, int threads, const py::object& folds0,
+         const std::string& folds_name) {
         const carray<double> x = as_x(x0, "X"), y = as_y(y0, "y");
+        if (!folds0.is_none()) {
+          const auto ids = py::array_t<index, py::array::c_style | py::array::forcecast>(folds0);
+          spec.folds = std::make_shared<const cv_folds>(cv_folds_from_ids(
+              std::span<const index>(ids.data(), static_cast<std::size_t>(ids.size())),
+              folds_name));
+        }
         regression_fit f;
         {
           py::gil_scoped_release nogil;
@@ -203,10 +212,34 @@ void bind_smoother(py::module_& m) {
         return fit_dict(std::move(f));
       },
       py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("criterion"), py::arg("threads") = 0,
+      py::arg("folds") = py::none(), py::arg("folds_name") = "given folds",
       R"(Fits y on x (n, d): chooses the bandwidth (or k) by the criterion and computes the
 diagnostics. Returns a dict: bandwidth, k, criterion, criterion_value, at_search_boundary, curve
 [(scale, bandwidth, value)], fitted, loo_residuals, hat_diag (n,), df, rss, r2, sigma2, loo_cv,
-gcv, aicc, undefined, route.)");
+gcv, aicc, undefined, route. folds: a fold id per row (int array) for k-fold or grouped CV of
+criterion loo_cv (and knn's k = 0) instead of leave-one-out.)");
+  m.def(
+      "cv_folds_kfold",
+      [](index n, index k, std::uint64_t seed) {
+        cv_folds f = cv_folds_kfold(n, k, seed);
+        return to_numpy(std::move(f.fold_of));
+      },
+      py::arg("n"), py::arg("k"), py::arg("seed") = 0,
+      "The fold of each of n rows for k-fold CV, as `kf smooth --cv kfold:K --cv-seed SEED`.");
+  m.def(
+      "cv_criterion",
+      [](const regression_spec& spec, const py::array& x0, const py::array& y0,
+         const py::array_t<index, py::array::c_style | py::array::forcecast>& folds, int threads) {
+        const carray<double> x = as_x(x0, "X"), y = as_y(y0, "y");
+        const cv_folds f = cv_folds_from_ids(
+            std::span<const index>(folds.data(), static_cast<std::size_t>(folds.size())), "");
+        py::gil_scoped_release nogil;
+        thread_scope scope(resolve_threads(threads));
+        return cv_splits(view(x), span(y), f).criterion(spec);
+      },
+      py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("folds"), py::arg("threads") = 0,
+      "CV_K of the smoother spec (its bandwidth or k set) for a fold id per row: the mean squared "
+      "held-out residual, each fold refitted on its own route; inf where one is undefined.");
   m.def(
       "regression_predict",
       [](const regression_spec& spec, const py::array& x0, const py::array& y0,

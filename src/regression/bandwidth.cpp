@@ -66,6 +66,8 @@ std::string bandwidth_criterion_name(bandwidth_criterion c) {
       return "sj";
     case bandwidth_criterion::sj_dpi:
       return "sj_dpi";
+    case bandwidth_criterion::isj:
+      return "isj";
     case bandwidth_criterion::dpi:
       return "dpi";
   }
@@ -82,10 +84,11 @@ bandwidth_criterion bandwidth_criterion_parse(const std::string& t) {
   if (t == "cv-ls" || t == "cv_ls") return bandwidth_criterion::cv_ls;
   if (t == "sj" || t == "sj-ste") return bandwidth_criterion::sj;
   if (t == "sj-dpi" || t == "sj_dpi") return bandwidth_criterion::sj_dpi;
+  if (t == "isj") return bandwidth_criterion::isj;
   if (t == "dpi" || t == "dpill") return bandwidth_criterion::dpi;
   throw std::invalid_argument(fmt::format(
       "unknown bandwidth selector '{}' (silverman, scott, cv, gcv, aic, dpi, cv-ml, cv-ls, sj, "
-      "sj-dpi, or a positive number)",
+      "sj-dpi, isj, or a positive number)",
       t));
 }
 

@@ -12,6 +12,7 @@
 
 #include "kernelformer/masks.hpp"
 #include "kernelformer/progress.hpp"
+#include "kernelformer/regression/bandwidth_isj.hpp"
 #include "kernelformer/smooth.hpp"
 #include "regression/binned2d.hpp"
 #include "regression/kde_binned.hpp"
@@ -423,6 +424,15 @@ std::vector<double> sheather_jones_per_column(const_matrix_view<double> x, sj_me
   return h;
 }
 
+std::vector<double> isj_per_column(const_matrix_view<double> x) {
+  std::vector<double> h, col(static_cast<std::size_t>(x.rows));
+  for (index j = 0; j < x.cols; ++j) {
+    for (index i = 0; i < x.rows; ++i) col[static_cast<std::size_t>(i)] = x(i, j);
+    h.push_back(bandwidth_isj(col));
+  }
+  return h;
+}
+
 }  // namespace
 
 kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
@@ -472,6 +482,9 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
                                                      ? sj_method::solve_the_equation
                                                      : sj_method::direct_plug_in);
       break;
+    case bandwidth_criterion::isj:  // per column, as KDEpy's improved_sheather_jones on each
+      f.bandwidth = isj_per_column(x);
+      break;
     case bandwidth_criterion::cv_ml:
     case bandwidth_criterion::cv_ls: {
       if (x.rows < 3)
@@ -491,7 +504,7 @@ kde_fit kde_fit_data(const any_kernel& kernel, const_matrix_view<double> x,
     default:
       throw std::invalid_argument(
           fmt::format("{} is a regression criterion; for density use "
-                      "silverman, scott, sj, sj-dpi, cv-ml or cv-ls",
+                      "silverman, scott, sj, sj-dpi, isj, cv-ml or cv-ls",
                       bandwidth_criterion_name(criterion)));
   }
   f.route = choose_kde_route(kernel, f.bandwidth, f.x.cview(), options);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "kernelformer/progress.hpp"
+#include "kernelformer/regression/cross_validation.hpp"
 #include "regression/kd_tree.hpp"
 
 namespace kf::detail {
@@ -293,12 +294,16 @@ criterion_values knn_fit(regression_fit& f, regression_spec& spec) {
   f.criterion = bandwidth_criterion::fixed;  // k is the smoothing parameter: given, or
   if (spec.k == 0) {                         // chosen by leave-one-out CV
     if (n < 3) throw std::invalid_argument("knn: choosing k by LOO-CV needs at least 3 points");
-    const auto curve = knn_loo_cv_curve(spec, search, x, y, spec.k_max);
+    // Leave-one-out from the fit's own search, or k-fold / grouped CV from one search per fold.
+    const auto curve =
+        spec.folds ? cv_splits(x, y, *spec.folds).knn_curve(spec, std::min(spec.k_max, n - 1))
+                   : knn_loo_cv_curve(spec, search, x, y, spec.k_max);
     const auto best = std::min_element(curve.begin(), curve.end());
     spec.k = static_cast<index>(best - curve.begin()) + 1;
     for (std::size_t j = 0; j < curve.size(); ++j)
       f.curve.push_back({double(j + 1), {double(j + 1)}, curve[j]});  // k in both
     f.criterion = bandwidth_criterion::loo_cv;
+    f.criterion_value = *best;  // CV_K with folds (summarize_fit keeps it), else LOO-CV
     f.at_search_boundary = spec.k == static_cast<index>(curve.size()) && curve.size() > 1;
   }
   if (spec.k < 1 || spec.k > n)

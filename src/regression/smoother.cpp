@@ -14,6 +14,7 @@
 #include "kernelformer/progress.hpp"
 #include "kernelformer/regression/bandwidth_dpi.hpp"
 #include "kernelformer/regression/binned.hpp"
+#include "kernelformer/regression/cross_validation.hpp"
 #include "kernelformer/smooth.hpp"
 #include "regression/binned2d.hpp"
 #include "regression/knn.hpp"
@@ -140,6 +141,9 @@ std::string regression_shard_refusal(const regression_spec& spec, index /*n*/, i
            "the neighbor route splits the points over the processes)";
   if (std::holds_alternative<kernel_rff>(spec.kernel))
     return "--kernel rff is not sharded: its signed partial sums do not merge in the log domain";
+  if (spec.folds)
+    return "k-fold and grouped cross-validation (--cv) are not sharded: each fold refits on one "
+           "process (leave-one-out is)";
   return "";
 }
 
@@ -331,9 +335,13 @@ void search_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::s
   matrix<double> x_sorted;
   std::vector<double> y_sorted;
   if (family.kind == route_kind::sorted_windows) sorted_copy(x, y, x_sorted, y_sorted);
+  // k-fold or grouped CV: the data split once, each fold's smoother on its own route.
+  std::unique_ptr<cv_splits> splits;
+  if (spec.folds) splits = std::make_unique<cv_splits>(x, y, *spec.folds);
   auto objective = [&](const std::vector<double>& h) {
     regression_spec s = spec;
     s.bandwidth = h;
+    if (splits) return splits->criterion(s);
     const auto cv =
         family.kind == route_kind::binned
             ? detail::binned1d_criteria(s, *bd, binned_settings{}.search_cells_per_h)
@@ -349,6 +357,7 @@ void search_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::s
   const auto res =
       bandwidth_search(objective, start.bandwidth, bandwidth_criterion_name(criterion), progress);
   spec.bandwidth = res.bandwidth;
+  if (splits) f.criterion_value = res.value;  // CV_K; summarize_fit keeps it
   f.curve = res.curve;
   f.at_search_boundary = res.at_boundary;
   f.search_evaluations = res.evaluations;
@@ -366,6 +375,11 @@ void choose_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::s
                       bandwidth_criterion criterion, const progress_fn& progress,
                       regression_fit& f) {
   f.criterion = criterion;
+  if (spec.folds && spec.method != regression_method::knn &&
+      criterion != bandwidth_criterion::loo_cv)
+    throw std::invalid_argument(
+        fmt::format("cross-validation folds ({}) choose a bandwidth by cv, not by {}",
+                    spec.folds->name, bandwidth_criterion_name(criterion)));
   if (spec.method == regression_method::knn) {
     if (spec.k == 0 && spec.exact)
       throw std::invalid_argument("knn: k by LOO-CV takes the neighbor route, not exact");
@@ -383,6 +397,10 @@ void choose_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::s
     case bandwidth_criterion::loo_cv:
     case bandwidth_criterion::gcv:
     case bandwidth_criterion::aicc:
+      if (spec.folds && criterion != bandwidth_criterion::loo_cv)
+        throw std::invalid_argument(
+            fmt::format("{} is a leave-one-out criterion; cross-validation folds ({}) apply to cv",
+                        bandwidth_criterion_name(criterion), spec.folds->name));
       search_bandwidth(spec, x, y, criterion, progress, f);
       break;
     case bandwidth_criterion::dpi:
@@ -414,6 +432,7 @@ void summarize_fit(regression_fit& f, const criterion_values& cv) {
   f.loo_cv = cv.loo_cv;
   f.gcv = cv.gcv;
   f.aicc = cv.aicc;
+  if (f.spec.folds && f.criterion == bandwidth_criterion::loo_cv) return;  // CV_K, kept
   f.criterion_value = f.criterion == bandwidth_criterion::gcv    ? cv.gcv
                       : f.criterion == bandwidth_criterion::aicc ? cv.aicc
                                                                  : cv.loo_cv;

@@ -27,6 +27,8 @@
 
 namespace kf {
 
+struct cv_folds;
+
 namespace detail {
 class knn_search;
 struct nw_binned2d_grid;
@@ -63,6 +65,9 @@ struct regression_spec {
   // that need every key per query (neighbors, sorted windows, k-d tree) split the queries.
   // Needs per_point = false; the routes regression_shard_refusal names are refused.
   data_shard shard;
+  // Cross-validation by folds (regression/cross_validation.hpp) instead of leave-one-out: the
+  // loo_cv criterion (and knn's k = 0) then minimize the k-fold or grouped CV_K. Null: LOO.
+  std::shared_ptr<const cv_folds> folds;
 };
 
 // The smoother evaluated at query points.
