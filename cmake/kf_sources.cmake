@@ -59,6 +59,7 @@ set(KF_REGRESSION_SOURCES
   src/regression/bandwidth_sj.cpp
   src/regression/kde_sample.cpp
   src/regression/local_poly.cpp
+  src/regression/local_poly_fit.cpp
   src/regression/lowess.cpp
   src/regression/route.cpp
   src/regression/smoother.cpp

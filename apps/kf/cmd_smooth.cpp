@@ -18,6 +18,7 @@
 #include "kernelformer/model/saved_smoother.hpp"
 #include "kernelformer/regression/cross_validation.hpp"
 #include "kernelformer/regression/smoother.hpp"
+#include "smooth_local_poly.hpp"
 #include "smooth_lowess.hpp"
 #include "smooth_outputs.hpp"
 
@@ -36,10 +37,12 @@ struct smooth_options {
   bool exact = false;
   std::string na = "error";
   bool quiet = false;
-  double span = 2.0 / 3.0;  // lowess
+  int degree = -1, derivative = 0;  // local polynomial (smooth_local_poly.cpp)
+  double span = 2.0 / 3.0;          // lowess
   int iterations = 3;
   std::string delta = "auto";
-  std::vector<const CLI::Option*> not_for_lowess;  // options lowess has no use for
+  std::vector<const CLI::Option*> not_for_lowess;      // options lowess has no use for
+  std::vector<const CLI::Option*> not_for_local_poly;  // nor local polynomials
 };
 
 // Seed 000's picture: a noisy sinusoid, y = sin(x) + 0.3·ε on 200 points x ~ U(0, 10).
@@ -115,6 +118,13 @@ std::shared_ptr<const cv_folds> make_folds(const cv_choice& c, std::uint64_t see
 regression_spec smooth_spec(const smooth_options& o, bandwidth_criterion& crit) {
   regression_spec spec;
   spec.method = parse_method(o.method);
+  if (o.degree < -1 || o.degree > 3)
+    throw user_error(fmt::format("--degree {}: expected 0..3", o.degree));
+  if (o.degree == 0 || o.degree == 1) {  // nw and local-linear by name
+    if (spec.method == regression_method::knn)
+      throw user_error("--degree does not apply to knn (a local average of k neighbours)");
+    spec.method = o.degree == 0 ? regression_method::nw : regression_method::local_linear;
+  }
   std::vector<double> fixed;
   crit = parse_bandwidth(o.bandwidth, bandwidth_for::regression, fixed);
   spec.bandwidth = fixed;
@@ -214,8 +224,64 @@ void run_lowess_method(const smooth_options& o) {
   run_lowess(q);
 }
 
+// --degree 2|3 or --derivative V: local polynomial regression of one --x column; its options
+// checked, every output path checked, then the data read and handed to run_local_poly.
+void run_local_poly_method(const smooth_options& o) {
+  if (o.method != "nw" && o.method != "local-linear" && o.method != "ll")
+    throw user_error("--degree/--derivative are local polynomial fits: drop --method " + o.method);
+  if (o.degree > 3) throw user_error(fmt::format("--degree {}: expected 0..3", o.degree));
+  local_poly_request q;
+  q.spec.degree = o.degree >= 0 ? o.degree : o.derivative + 1;  // one above the derivative
+  if (q.spec.degree > 3)
+    throw user_error(
+        fmt::format("--derivative {}: expected 0..3 (degree 3 at most)", o.derivative));
+  q.spec.derivative = o.derivative;
+  if (o.derivative < 0 || o.derivative > q.spec.degree)
+    throw user_error(
+        fmt::format("--derivative {}: expected 0..degree ({})", o.derivative, q.spec.degree));
+  for (const CLI::Option* opt : o.not_for_local_poly)
+    if (opt->count() > 0)
+      throw user_error(
+          fmt::format("{} does not apply to a local polynomial fit (--degree, "
+                      "--derivative)",
+                      opt->get_name()));
+  std::vector<double> fixed;
+  q.criterion = parse_bandwidth(o.bandwidth, bandwidth_for::regression, fixed);
+  if (q.criterion == bandwidth_criterion::dpi)
+    throw user_error("--bandwidth dpi is for local-linear fits (degree 1, no derivative)");
+  if (q.criterion == bandwidth_criterion::fixed) q.spec.bandwidth = fixed.at(0);
+  q.spec.kernel = parse_distance_kernel(o.kernel, "regression", true);
+  if (std::holds_alternative<kernel_rff>(q.spec.kernel))
+    throw user_error("--kernel rff does not apply to a local polynomial fit");
+  q.spec.exact = o.exact;
+  if (o.at.empty() && o.grid < 2) throw user_error("--grid must be at least 2");
+  if (dist::size() > 1)
+    throw mpi_refusal("under mpirun, a local polynomial fit is not sharded: run one process");
+  q.out = {o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv};
+  require_fit_outputs(q.out);
+  const auto xcols = split_list(o.x, "--x");
+  if (xcols.size() != 1) throw user_error("--degree/--derivative fit on one --x column");
+  stopwatch clock;
+  io::csv_table table = o.data.empty() ? builtin_sinusoid()
+                                       : read_data_columns(o.data, {xcols[0], o.y}, o.na, o.quiet);
+  q.x = std::move(table.columns[table.column(xcols[0])]);
+  q.y = std::move(table.columns[table.column(o.y)]);
+  if (!o.at.empty()) {
+    const matrix<double> at = read_points(o.at, xcols);
+    q.at.assign(at.values().begin(), at.values().end());
+  }
+  q.grid = o.grid;
+  q.xcol = xcols[0];
+  q.ycol = o.y;
+  q.source = table.source;
+  q.quiet = o.quiet;
+  q.read_seconds = clock.lap();
+  run_local_poly(q);
+}
+
 void run(const smooth_options& o) {
   if (o.method == "lowess") return run_lowess_method(o);
+  if (o.degree >= 2 || o.derivative > 0) return run_local_poly_method(o);
   bandwidth_criterion crit{};
   regression_spec spec = smooth_spec(o, crit);
   const auto xcols = split_list(o.x, "--x");
@@ -298,6 +364,8 @@ constexpr const char* kSmoothFooter =
     "  kf smooth data.csv --x t --y v --save fit.safetensors    # then: kf predict --model\n"
     "  kf smooth data.csv --x t --y v --cv kfold:10 --plot-criterion cv.svg  # 10-fold CV\n"
     "  kf smooth data.csv --x t --y v --cv groups:site  # leave one site out\n"
+    "  kf smooth data.csv --x t --y v --degree 3 --plot cubic.svg  # local cubic, band\n"
+    "  kf smooth data.csv --x t --y v --derivative 1 --out slope.csv  # m'(x) and its se\n"
     "  kf smooth data.csv --x t --y v --method lowess --out fit.csv --plot fit.png  # as R\n"
     "  kf smooth data.csv --method lowess --span 0.3 --iterations 0 --delta 0\n"
     "  mpirun -np 4 kf smooth big.csv --x t --y v --out fit.csv  # points over 4 ranks\n"
@@ -371,6 +439,13 @@ void add_smooth(CLI::App& app) {
                   "neighbours for knn: a number, or cv (leave-one-out CV over 1..k-max)")
       ->capture_default_str();
   sub->add_option("--k-max", o->k_max, "largest k tried by --k cv")->capture_default_str();
+  sub->add_option("--degree", o->degree,
+                  "local polynomial degree 0..3 (0: nw, 1: local-linear, 2-3: local quadratic or "
+                  "cubic fits; one --x column)");
+  sub->add_option("--derivative", o->derivative,
+                  "report the V-th derivative of the regression function (V <= degree; the degree "
+                  "defaults to V + 1), with its standard error")
+      ->capture_default_str();
   sub->add_option("--cv", o->cv,
                   "how --bandwidth cv and --k cv hold points out: loo (leave-one-out, closed "
                   "form), kfold:K (K folds, shuffled by --cv-seed), groups:COLUMN (leave one "
@@ -403,6 +478,11 @@ void add_smooth(CLI::App& app) {
        {"--kernel", "--bandwidth", "--k", "--k-max", "--cv", "--cv-seed", "--exact",
         "--knn-weights", "--plot-criterion", "--criterion-csv", "--loo"})
     o->not_for_lowess.push_back(sub->get_option(name));
+  for (const char* name : {"--k", "--k-max", "--cv", "--cv-seed", "--knn-weights", "--loo",
+                           "--save", "--span", "--iterations", "--delta"})
+    o->not_for_local_poly.push_back(sub->get_option(name));
+  o->not_for_lowess.push_back(sub->get_option("--degree"));
+  o->not_for_lowess.push_back(sub->get_option("--derivative"));
   sub->footer(kSmoothFooter);
   sub->callback([o] { run(*o); });
 }

@@ -9,7 +9,8 @@ computed by the C++ library (kernelformer._kernelformer) on numpy arrays without
     kf.kernels()                                               # every kernel and its formula
 
 scikit-learn estimators (imported on first use): NadarayaWatsonRegressor, LocalLinearRegressor,
-KNNRegressor, LowessRegressor, KernelDensity, KernelClassifier, KNNClassifier. PyTorch: kernelformer.torch (smooth as an autograd Function,
+KNNRegressor, LowessRegressor, LocalPolynomialRegressor, KernelDensity, KernelClassifier,
+KNNClassifier. PyTorch: kernelformer.torch (smooth as an autograd Function,
 KernelAttention). docs/python.md has a tour.
 """
 from . import _kernelformer
@@ -29,6 +30,7 @@ _LAZY = {
     "LocalLinearRegressor": "regression",
     "KNNRegressor": "regression",
     "LowessRegressor": "regression",
+    "LocalPolynomialRegressor": "local_poly",
     "KernelDensity": "density",
     "KernelClassifier": "classification",
     "KNNClassifier": "classification",

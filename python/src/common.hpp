@@ -143,5 +143,6 @@ void for_each_item(index nb, int threads, Fn&& fn) {
 void bind_smooth(py::module_& m);
 void bind_regression(py::module_& m);
 void bind_classifier(py::module_& m);
+void bind_local_poly(py::module_& m);
 
 }  // namespace kf::py_bind

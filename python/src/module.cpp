@@ -205,4 +205,5 @@ PYBIND11_MODULE(_kernelformer, m) {
   bind_smooth(m);
   bind_regression(m);
   bind_classifier(m);
+  bind_local_poly(m);
 }

@@ -327,9 +327,9 @@ binned_moments convolve(const std::vector<double>& c, const std::vector<double>&
 }
 
 // The fit and Σℓ² at every node (r.defined marks the nodes where the system was solved).
-local_poly_eval solve_nodes(const binned_moments& bm, int derivative, double h) {
+local_poly_eval solve_nodes(const binned_moments& bm, int derivative, double h, double k0) {
   const auto grid = bm.support.size();
-  local_poly_eval r = eval_for(grid, false);
+  local_poly_eval r = eval_for(grid, derivative == 0);
   const int cols = bm.degree + 1;
   const auto ns = std::size_t(2 * bm.degree + 1), nt = std::size_t(cols);
   const double scale = derivative_scale(derivative, h);
@@ -357,6 +357,7 @@ local_poly_eval solve_nodes(const binned_moments& bm, int derivative, double h) 
     r.defined[g] = 1;
     r.fit[g] = scale * v.dot(tv);
     r.sum_l2[g] = std::max(scale * scale * v.dot(mq * v), 0.0);
+    if (derivative == 0) r.self_weight[g] = k0 * v(0);  // a point's own weight K(0)·[M⁻¹]₀₀
   }
   return r;
 }
@@ -365,7 +366,7 @@ local_poly_eval solve_nodes(const binned_moments& bm, int derivative, double h) 
 // undefined node).
 local_poly_eval interpolate(const local_poly_eval& nodes, double a, double delta,
                             std::span<const double> xq) {
-  local_poly_eval r = eval_for(xq.size(), false);
+  local_poly_eval r = eval_for(xq.size(), !nodes.self_weight.empty());
   const auto grid = static_cast<index>(nodes.fit.size());
   for (std::size_t i = 0; i < xq.size(); ++i) {
     const double t = (xq[i] - a) / delta;
@@ -380,6 +381,7 @@ local_poly_eval interpolate(const local_poly_eval& nodes, double a, double delta
     r.defined[i] = 1;
     r.fit[i] = lerp(nodes.fit);
     r.sum_l2[i] = lerp(nodes.sum_l2);
+    if (!nodes.self_weight.empty()) r.self_weight[i] = lerp(nodes.self_weight);
   }
   r.undefined = index(std::count(r.defined.begin(), r.defined.end(), 0));
   return r;
@@ -421,7 +423,7 @@ local_poly_eval local_poly_binned(const any_kernel& kernel, int degree, int deri
   std::vector<double> c, cy;
   bin_linear(x, y, a, delta, grid, c, cy);
   const binned_moments bm = convolve(c, cy, kv, degree, delta, h);
-  return interpolate(solve_nodes(bm, derivative, h), a, delta, xq);
+  return interpolate(solve_nodes(bm, derivative, h, kernel_at_distance(kernel, 0.0)), a, delta, xq);
 }
 
 }  // namespace kf

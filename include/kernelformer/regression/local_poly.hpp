@@ -15,9 +15,11 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "kernelformer/kernels.hpp"
+#include "kernelformer/regression/bandwidth.hpp"
 #include "kernelformer/tensor.hpp"
 
 namespace kf {
@@ -64,12 +66,13 @@ local_poly_eval local_poly_exact(const any_kernel& kernel, int degree, int deriv
 // over two nodes, so a window holding fewer than p + 1 distinct x (singular on the exact route)
 // can look regular here: near such sparse ends the binned fit is unreliable. Fit and sum_l2 are
 // interpolated linearly between nodes; queries outside [min x, max x] or next to an undefined
-// node are undefined. self_weight is left empty. O(n + grid·L) for a reach of L grid steps.
-// Accuracy against the exact route: O((δ/h)²), δ the grid step. Measured on the fixtures (gaussian,
-// p ≤ 3, ν ≤ 2, relative to the largest |value|): at h/δ ≈ 100 ≤ 5e-5, and ≤ 6e-4 for cubics at
-// the data's ends; at h/δ ≈ 10 a hundred times that.
-// Throws as local_poly_exact, and on grid < 2, all x equal, a negative cut, or a reach below one
-// grid step.
+// node are undefined. For ν = 0, self_weight holds K(0)·[M⁻¹]₀₀ interpolated the same way: the
+// weight a training point at xq gives itself (the binned hat diagonal), for the fit's criteria. O(n
+// + grid·L) for a reach of L grid steps. Accuracy against the exact route: O((δ/h)²), δ the grid
+// step. Measured on the fixtures (gaussian, p ≤ 3, ν ≤ 2, relative to the largest |value|): at h/δ
+// ≈ 100 ≤ 5e-5, and ≤ 6e-4 for cubics at the data's ends; at h/δ ≈ 10 a hundred times that. Throws
+// as local_poly_exact, and on grid < 2, all x equal, a negative cut, or a reach below one grid
+// step.
 local_poly_eval local_poly_binned(const any_kernel& kernel, int degree, int derivative,
                                   std::span<const double> x, std::span<const double> y,
                                   std::span<const double> xq, index grid = 401, double cut = 0);
@@ -81,5 +84,50 @@ local_poly_eval local_poly_all_pairs(const any_kernel& kernel, int degree, int d
                                      std::span<const double> x, std::span<const double> y,
                                      std::span<const double> xq, bool at_training);
 }  // namespace detail
+
+// ---- the fit: a bandwidth chosen for the regression function, then m̂^(ν) anywhere ----
+// What `kf smooth --degree P --derivative V` and Python's LocalPolynomialRegressor run. The
+// bandwidth is given, a rule of thumb (silverman, scott), or minimizes a criterion (cv, gcv, aic)
+// of the degree-p fit of the function itself (ν = 0: the criteria need its residuals and hat
+// diagonal) — the derivative is then read at that bandwidth (a bandwidth tuned to a derivative is
+// larger: say so when reporting). The route: exact (local_poly_exact) below binned_min_n points or
+// with exact = true, else binned (local_poly_binned) on a grid with h/δ = cells_per_h (the search
+// at a quarter of it), at least 401 and at most 2^21 nodes.
+struct local_poly_spec {
+  any_kernel kernel = kernel_gaussian{};
+  int degree = 2, derivative = 0;
+  double bandwidth = 0;  // given (criterion fixed), or set by the fit
+  bool exact = false;
+  index binned_min_n = 5000;
+  double cells_per_h = 200;
+};
+
+struct local_poly_fit {
+  local_poly_spec spec;  // bandwidth set
+  std::string route, why;
+  bandwidth_criterion criterion = bandwidth_criterion::fixed;
+  double criterion_value = 0;
+  bool at_search_boundary = false;
+  int search_evaluations = 0;
+  std::vector<criterion_point> curve;  // the criterion over the searched grid
+  double df = 0, rss = 0, r2 = 0, sigma2 = 0, loo_cv = 0, gcv = 0, aicc = 0;
+  index undefined = 0;  // training points where the function's fit is undefined
+  std::vector<double> x, y;
+};
+
+// criterion: fixed (spec.bandwidth), silverman, scott, loo_cv, gcv or aicc.
+// Throws std::invalid_argument naming the problem (fewer than degree + 2 points, a criterion that
+// does not apply, a bandwidth where the fit is undefined at every point).
+local_poly_fit local_poly_fit_data(local_poly_spec spec, std::vector<double> x,
+                                   std::vector<double> y, bandwidth_criterion criterion,
+                                   const progress_fn& progress = {});
+
+// m̂^(ν) and its standard error σ̂·√Σℓ² at xq on the fit's route (fit = se = 0 where undefined).
+struct local_poly_prediction {
+  std::vector<double> fit, se;
+  std::vector<unsigned char> defined;
+  index undefined = 0;
+};
+local_poly_prediction local_poly_predict(const local_poly_fit& fit, std::span<const double> xq);
 
 }  // namespace kf

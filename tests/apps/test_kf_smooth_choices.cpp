@@ -1,0 +1,130 @@
+// End-to-end: the choices kf smooth and kf kde offer beyond leave-one-out and the two classic
+// methods — k-fold and grouped CV (--cv), local polynomials and derivatives (--degree,
+// --derivative), the improved Sheather–Jones density bandwidth (--bandwidth isj) — each equal to
+// the library's numbers, and every misuse refused before any output is written.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "apps/run_kf.hpp"
+#include "kernelformer/io/atomic_file.hpp"
+#include "kernelformer/io/csv.hpp"
+#include "kernelformer/regression/bandwidth_isj.hpp"
+#include "kernelformer/regression/cross_validation.hpp"
+#include "kernelformer/regression/local_poly.hpp"
+#include "kernelformer/regression/smoother.hpp"
+
+namespace kf {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_kf;
+
+class KfSmoothChoices : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("kf_choices_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::string csv = "t,signal,site\n";
+    for (int i = 0; i < 120; ++i)
+      csv += std::to_string(i * 0.05) + "," +
+             std::to_string(std::sin(i * 0.05) + 0.1 * ((i * 7) % 5 - 2)) + "," +
+             std::to_string(i / 20) + "\n";
+    io::write_file_atomic(p("data.csv"), csv);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string p(const std::string& name) const { return (dir / name).string(); }
+  nlohmann::json summary(const std::string& name) const {
+    return nlohmann::json::parse(io::read_file(p(name)));
+  }
+};
+
+TEST_F(KfSmoothChoices, KfoldAndGroupedCvChooseByTheLibrarysCriterion) {
+  const auto data = io::csv_read(p("data.csv"));
+  const matrix<double> x(120, 1, data.columns[0]);
+  auto r = run_kf("smooth " + p("data.csv") + " --x t --y signal --cv kfold:5 --cv-seed 3 " +
+                  "--summary " + p("k.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("5-fold (seed 3)"), std::string::npos) << r.output;
+  auto js = summary("k.json");
+  EXPECT_EQ(js["cv"], "5-fold (seed 3)");
+  regression_spec spec;
+  spec.bandwidth = {js["bandwidth"].get<double>()};
+  const cv_splits five(x.cview(), data.columns[1], cv_folds_kfold(120, 5, 3));
+  EXPECT_NEAR(js["criterion_value"].get<double>(), five.criterion(spec), 1e-12);
+  r = run_kf("smooth " + p("data.csv") + " --x t --y signal --cv groups:site --summary " +
+             p("g.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  js = summary("g.json");
+  EXPECT_EQ(js["cv"], "leave-one-group-out (6 groups)");
+  spec.bandwidth = {js["bandwidth"].get<double>()};
+  const cv_splits groups(x.cview(), data.columns[1], cv_folds_groups(data.columns[2]));
+  EXPECT_NEAR(js["criterion_value"].get<double>(), groups.criterion(spec), 1e-12);
+  r = run_kf("smooth " + p("data.csv") + " --x t --y signal --method knn --k cv --cv kfold:4");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("4-fold (seed 0) CV"), std::string::npos) << r.output;
+}
+
+TEST_F(KfSmoothChoices, DerivativeAndDegreeAreTheLibrarysFit) {
+  auto r = run_kf("smooth " + p("data.csv") + " --x t --y signal --derivative 1 --bandwidth 0.6 " +
+                  "--grid 9 --out " + p("d.csv") + " --summary " + p("d.json") + " --plot " +
+                  p("d.svg"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("first derivative"), std::string::npos) << r.output;
+  const auto data = io::csv_read(p("data.csv"));
+  local_poly_spec spec;
+  spec.degree = 2;  // the derivative + 1
+  spec.derivative = 1;
+  spec.bandwidth = 0.6;
+  const local_poly_fit fit =
+      local_poly_fit_data(spec, data.columns[0], data.columns[1], bandwidth_criterion::fixed);
+  const auto out = io::csv_read(p("d.csv"));
+  ASSERT_EQ(out.rows(), 9);
+  const auto want = local_poly_predict(fit, out.columns[0]);
+  for (std::size_t i = 0; i < 9; ++i) {
+    EXPECT_NEAR(out.columns[1][i], want.fit[i], 1e-13) << i;
+    EXPECT_NEAR(out.columns[2][i], want.se[i], 1e-13) << i;
+  }
+  EXPECT_EQ(summary("d.json")["degree"], 2);
+  EXPECT_EQ(io::read_file(p("d.svg")).substr(0, 5), "<?xml");
+  r = run_kf("smooth " + p("data.csv") + " --x t --y signal --degree 3 --plot-criterion " +
+             p("c.svg") + " --summary " + p("c.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(summary("c.json")["criterion"], "loo_cv");
+  r = run_kf("smooth " + p("data.csv") + " --x t --y signal --degree 1 --summary " + p("l.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(summary("l.json")["method"], "local-linear");
+}
+
+TEST_F(KfSmoothChoices, KdeIsjIsTheLibrarysBandwidth) {
+  const auto r =
+      run_kf("kde " + p("data.csv") + " --x signal --bandwidth isj --summary " + p("i.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto data = io::csv_read(p("data.csv"));
+  EXPECT_DOUBLE_EQ(summary("i.json")["bandwidth"].get<double>(), bandwidth_isj(data.columns[1]));
+}
+
+TEST_F(KfSmoothChoices, MisuseIsRefusedBeforeAnythingIsWritten) {
+  for (const char* bad :
+       {" --cv kfold:1", " --cv kfold:x", " --cv nope", " --cv kfold:5 --bandwidth gcv",
+        " --cv kfold:5 --bandwidth 0.3", " --method knn --k 5 --cv kfold:3", " --cv groups:missing",
+        " --cv kfold:500", " --degree 4", " --derivative 4", " --degree 1 --derivative 2",
+        " --degree 2 --method knn", " --degree 2 --k 5", " --derivative 1 --bandwidth dpi",
+        " --degree 2 --x t,site", " --degree 2 --save m.st", " --method lowess --degree 2",
+        " --degree 3 --kernel rff"}) {
+    const auto r =
+        run_kf("smooth " + p("data.csv") + " --x t --y signal --out " + p("no.csv") + bad);
+    EXPECT_NE(r.code, 0) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find("error"), std::string::npos) << bad << "\n" << r.output;
+    EXPECT_FALSE(fs::exists(p("no.csv"))) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace kf
