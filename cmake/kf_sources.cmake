@@ -84,6 +84,7 @@ set(KF_MODEL_SOURCES
   src/model/sequence_regressor.cpp
   src/model/sampling.cpp
   src/model/checkpoint.cpp
+  src/model/saved_density.cpp
   src/model/saved_smoother.cpp
   src/model/periodic_experiment.cpp
   src/model/periodic_reference.cpp

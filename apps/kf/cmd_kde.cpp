@@ -13,6 +13,7 @@
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/io/csv.hpp"
+#include "kernelformer/model/saved_density.hpp"
 #include "kernelformer/regression/kde.hpp"
 #include "kernelformer/viz/plot.hpp"
 
@@ -22,6 +23,7 @@ namespace {
 struct kde_options {
   std::string data, x = "x", kernel = "gaussian", bandwidth = "silverman", at, out, summary, plot,
                     plot_criterion, criterion_csv;
+  std::string save;  // MODEL.safetensors: the fitted estimate (model/saved_density.hpp)
   index grid = 200, sample = 0;
   std::uint64_t seed = 0;
   std::string na = "error";
@@ -97,6 +99,7 @@ void run(const kde_options& o) {
   const bandwidth_criterion crit = parse_bandwidth(o.bandwidth, bandwidth_for::density, fixed);
   require_fit_outputs({o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv});
   if (o.grid < 2) throw user_error("--grid must be at least 2");
+  if (!o.save.empty()) require_output(o.save, "--save", {".safetensors"});
   const auto xcols = split_list(o.x, "--x");
   if (o.sample < 0) throw user_error("--sample must be a positive number of draws");
   if (o.sample > 0 && o.out.empty()) throw user_error("--sample needs --out DRAWS.csv");
@@ -145,6 +148,8 @@ void run(const kde_options& o) {
     writer.stage(o.out, kde_density_csv(r));
   }
   if (!o.summary.empty()) writer.stage(o.summary, kde_summary(r, seconds).dump(2) + "\n");
+  if (!o.save.empty())
+    writer.stage(o.save, model::saved_density_encode(fit, xcols, command_line_text()));
   if (!o.plot.empty()) writer.stage(o.plot, kde_plot(r, o.plot));
   if (!o.plot_criterion.empty())
     writer.stage(o.plot_criterion,
@@ -199,6 +204,9 @@ void add_kde(CLI::App& app) {
   sub->add_option("--at", o->at, "evaluate at the points of this CSV")->excludes(grid);
   sub->add_option("--out", o->out, "DENSITY.csv: x column(s), density");
   sub->add_option("--summary", o->summary, "SUMMARY.json: n, kernel, bandwidth, criterion, …");
+  sub->add_option("--save", o->save,
+                  "MODEL.safetensors: the fitted estimate (its data, kernel and bandwidths); kf "
+                  "predict --model MODEL --input POINTS.csv gives the density at new points");
   sub->add_option("--sample", o->sample,
                   "N draws from the estimate into --out (a data point plus the kernel's noise: "
                   "gaussian in any dimension; in 1-D also the compact kernels, laplacian, cauchy)");

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 #include "kernelformer/model/checkpoint.hpp"
+#include "kernelformer/model/saved_density.hpp"
 #include "kernelformer/model/saved_smoother.hpp"
 #include "kernelformer/model/seq2seq.hpp"
 #include "kernelformer/model/sequence_regressor.hpp"
@@ -57,6 +58,23 @@ void run_regressor(const predict_options& o, const model::checkpoint& ck) {
   if (!o.quiet) fmt::print("kf predict: {} sequences of {} values\n", n, cfg.seq_len);
 }
 
+// --input's points for a model over the columns `names`: a CSV with those columns (others
+// ignored) or an n x d .npy.
+matrix<double> model_points(const predict_options& o, const std::vector<std::string>& names,
+                            const char* what) {
+  if (!o.input.ends_with(".npy")) return read_points(o.input, names);
+  const loaded_array input = load_array(o.input, "--input");
+  matrix<double> scratch;
+  const const_matrix_view<double> v = input.as<double>(scratch);
+  if (v.cols != static_cast<index>(names.size()))
+    throw user_error(fmt::format("{} has {} columns; the {} takes {} ({})", input.path, v.cols,
+                                 what, names.size(), fmt::join(names, ", ")));
+  matrix<double> at(v.rows, v.cols);
+  for (index r = 0; r < v.rows; ++r)
+    for (index c = 0; c < v.cols; ++c) at(r, c) = v(r, c);
+  return at;
+}
+
 // A saved smoother (kf smooth --save): fitted again with its bandwidth (no search), then the fit
 // and its standard error at --input's points — a CSV with the smoother's x columns (other
 // columns ignored) or an n x d .npy; --out a CSV (x columns, fit, se) or an n x 2 .npy (fit, se).
@@ -71,20 +89,7 @@ void run_smoother(const predict_options& o, const model::checkpoint& ck) {
   } catch (const std::runtime_error& e) {
     throw user_error(e.what());
   }
-  matrix<double> at;
-  if (o.input.ends_with(".npy")) {
-    const loaded_array input = load_array(o.input, "--input");
-    matrix<double> scratch;
-    const const_matrix_view<double> v = input.as<double>(scratch);
-    if (v.cols != s.x.cols())
-      throw user_error(fmt::format("{} has {} columns; the smoother takes {} ({})", input.path,
-                                   v.cols, s.x.cols(), fmt::join(s.x_names, ", ")));
-    at = matrix<double>(v.rows, v.cols);
-    for (index r = 0; r < v.rows; ++r)
-      for (index c = 0; c < v.cols; ++c) at(r, c) = v(r, c);
-  } else {
-    at = read_points(o.input, s.x_names);
-  }
+  const matrix<double> at = model_points(o, s.x_names, "smoother");
   const std::vector<std::string> names = s.x_names;
   regression_prediction p;
   try {
@@ -115,6 +120,41 @@ void run_smoother(const predict_options& o, const model::checkpoint& ck) {
                                              "fit and se 0 there)",
                                              p.undefined)
                                : "");
+}
+
+// A saved density (kf kde --save): fitted again with its bandwidths (no search), then the
+// density at --input's points; --out a CSV (x columns, density) or an n x 1 .npy.
+void run_density(const predict_options& o, const model::checkpoint& ck) {
+  if (!o.text.empty()) throw user_error("--text is for seq2seq models; a density reads --input");
+  if (o.input.empty() || o.out.empty())
+    throw user_error(
+        "a density needs --input (POINTS.csv or .npy) and --out (DENSITY.csv or .npy)");
+  require_output(o.out, "--out", {".npy", ".csv"});
+  model::saved_density s;
+  try {
+    s = model::saved_density_read(ck, o.model);
+  } catch (const std::runtime_error& e) {
+    throw user_error(e.what());
+  }
+  const matrix<double> at = model_points(o, s.x_names, "density");
+  std::vector<double> f;
+  try {
+    f = kde_evaluate(model::saved_density_fit(s), at.cview());
+  } catch (const std::invalid_argument& e) {
+    throw user_error(fmt::format("{}: {}", o.model, e.what()));
+  }
+  if (o.out.ends_with(".npy")) {
+    const matrix<double> y(at.rows(), 1, f);
+    io::write_file_atomic(o.out, encode_output<double>(o.out, y.cview()));
+  } else {
+    std::string text = fmt::format("{},density\n", fmt::join(s.x_names, ","));
+    for (index i = 0; i < at.rows(); ++i) {
+      for (index c = 0; c < at.cols(); ++c) text += fmt::format("{},", at(i, c));
+      text += fmt::format("{}\n", f[static_cast<std::size_t>(i)]);
+    }
+    io::write_file_atomic(o.out, text);
+  }
+  if (!o.quiet) fmt::print("kf predict: the density at {} points\n", at.rows());
 }
 
 // The sources: --text, or --input's lines (one source a line; each checked against the context).
@@ -206,10 +246,11 @@ void run(const predict_options& o) {
   const std::string kind = ck.metadata.count("kind") ? ck.metadata.at("kind") : std::string("?");
   if (kind == "sequence_regressor") return run_regressor(o, ck);
   if (kind == "smoother") return run_smoother(o, ck);
+  if (kind == "density") return run_density(o, ck);
   if (kind != "token_model")
     throw user_error(fmt::format(
-        "{}: model kind '{}' is not supported by kf predict (sequence_regressor, smoother, or a "
-        "seq2seq token_model)",
+        "{}: model kind '{}' is not supported by kf predict (sequence_regressor, smoother, "
+        "density, or a seq2seq token_model)",
         o.model, model::checkpoint_quote(kind)));
   run_seq2seq(o);
 }
@@ -221,19 +262,21 @@ void add_predict(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "predict",
       "Run a saved model: a periodic or series regressor on windows, a smoother (kf smooth "
-      "--save) at new points, or a seq2seq model on sources");
+      "--save) or a density (kf kde --save) at new points, or a seq2seq model on sources");
   sub->add_option("--model", o->model,
-                  "MODEL.safetensors written by kf train periodic|series|seq2seq or kf smooth "
-                  "--save")
+                  "MODEL.safetensors written by kf train periodic|series|seq2seq, kf smooth "
+                  "--save or kf kde --save")
       ->required();
-  sub->add_option("--input", o->input,
-                  "regressor: X.npy or X.csv, one input sequence per row; smoother: POINTS.csv "
-                  "(its x columns) or POINTS.npy (n x d); seq2seq: SOURCES.txt, one source a "
-                  "line");
+  sub->add_option(
+      "--input", o->input,
+      "regressor: X.npy or X.csv, one input sequence per row; smoother, density: "
+      "POINTS.csv (its x columns) or POINTS.npy (n x d); seq2seq: SOURCES.txt, one source a "
+      "line");
   sub->add_option("--text", o->text, "seq2seq: one source (the output is printed)");
   sub->add_option("--out", o->out,
                   "regressor: Y.npy or Y.csv, one prediction per row; smoother: FIT.csv (x, "
-                  "fit, se) or FIT.npy (fit, se); seq2seq: OUT.txt (one output a line) or OUT.tsv "
+                  "fit, se) or FIT.npy (fit, se); density: DENSITY.csv (x, density) or .npy (n x "
+                  "1); seq2seq: OUT.txt (one output a line) or OUT.tsv "
                   "(source, output); default: print");
   sub->add_option("--batch", o->batch, "sequences per forward pass")->capture_default_str();
   sub->add_flag("--quiet", o->quiet, "print nothing on success");
@@ -243,6 +286,7 @@ void add_predict(CLI::App& app) {
       "Examples:\n"
       "  kf predict --model sin.safetensors --input windows.npy --out next.npy\n"
       "  kf predict --model fit.safetensors --input points.csv --out fit.csv   # kf smooth --save\n"
+      "  kf predict --model kde.safetensors --input points.csv --out f.csv   # kf kde --save\n"
       "  kf predict --model rev.safetensors --text \"hello42\"\n"
       "  kf predict --model dates.safetensors --input dates.txt --out long.tsv");
   sub->callback([o] { run(*o); });

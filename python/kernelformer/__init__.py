@@ -35,6 +35,8 @@ _LAZY = {
     "KernelClassifier": "classification",
     "KNNClassifier": "classification",
     "SearchBoundaryWarning": "_sklearn",
+    "load_model": "saved",
+    "save_model": "saved",
 }
 
 __all__ = ["smooth", "kernels", "set_num_threads", "get_num_threads", "Kernel", "Mask",

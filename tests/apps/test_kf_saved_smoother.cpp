@@ -1,4 +1,5 @@
-// kf smooth --save and kf predict --model on the saved smoother (model/saved_smoother.hpp): the
+// kf smooth --save and kf predict --model on the saved smoother (model/saved_smoother.hpp), and
+// kf kde --save on the saved density (model/saved_density.hpp): the
 // prediction at new points equals what kf smooth --at gives there, on every route a user can
 // name; bad files and bad inputs are one line and write nothing.
 #include <gtest/gtest.h>
@@ -132,6 +133,38 @@ TEST_F(KfSavedSmoother, BadModelsAndInputsAreOneLineNothingWritten) {
                        p("l.safetensors")),
            "--save does not apply to --method lowess", 2);
   one_line(fmt::format("smooth {} --x a --y y --save {}", p("small.csv"), p("m.npy")), "--save", 2);
+}
+
+// kf kde --save and kf predict --model on the saved density (model/saved_density.hpp): the
+// density at new points equals kf kde --at there (1-D binned, 2-D exact), and damaged metadata is
+// one line naming the field.
+TEST_F(KfSavedSmoother, SavedDensityPredictsWhatKdeGave) {
+  for (const std::string args : {"--x a", "--x a,b --bandwidth cv-ml", "--x a --bandwidth isj"}) {
+    SCOPED_TRACE(args);
+    const std::string data = args == "--x a,b --bandwidth cv-ml" ? "small.csv" : "data.csv";
+    ASSERT_EQ(run_kf(fmt::format("kde {} {} --at {} --out {} --save {} --quiet", p(data), args,
+                                 p("points.csv"), p("a.csv"), p("k.safetensors")))
+                  .code,
+              0);
+    const auto r = run_kf(fmt::format("predict --model {} --input {} --out {} --quiet",
+                                      p("k.safetensors"), p("points.csv"), p("b.csv")));
+    ASSERT_EQ(r.code, 0) << r.output;
+    const io::csv_table a = io::csv_read(p("a.csv")), b = io::csv_read(p("b.csv"));
+    const auto& x = a.columns[a.column("density")];
+    const auto& y = b.columns[b.column("density")];
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-12 * x[i]) << i;
+  }
+  model::checkpoint ck = model::checkpoint_load(p("k.safetensors"));
+  ck.metadata["bandwidth"] = "0.1,0.2";  // two values for one column
+  io::write_file_atomic(p("bad.safetensors"),
+                        model::checkpoint_encode(nn::parameters<float>{}, ck.metadata, ck.tensors));
+  const auto r = run_kf(fmt::format("predict --model {} --input {} --out {}", p("bad.safetensors"),
+                                    p("points.csv"), p("out.csv")));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("metadata 'bandwidth' has 2 values for 1 columns"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(p("out.csv")));
 }
 
 }  // namespace
