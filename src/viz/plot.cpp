@@ -11,9 +11,14 @@
 #include <stdexcept>
 #include <utility>
 
+#include "draw_common.hpp"
 #include "kernelformer/io/atomic_file.hpp"
 
 namespace kf::viz {
+// Shared with the other figures (draw_common.hpp).
+using detail::append, detail::format_for, detail::put_text, detail::render_surface,
+    detail::tick_label, detail::viridis;
+
 namespace {
 
 // The finite extent of some values; empty (lo > hi) until a finite one is added, so NaN/∞ and
@@ -43,31 +48,6 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
   for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
     t.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
   return t;
-}
-
-// Short tick text: %g, or one-digit scientific ("1e+06") for very large or small magnitudes.
-std::string tick_label(double v) {
-  if (v == 0) return "0";
-  const double a = std::abs(v);
-  if (a >= 1e5 || a < 1e-3) return fmt::format("{:.0e}", v);
-  return fmt::format("{:g}", v);
-}
-
-// Text anchored at (x, y): ax, ay in [0, 1] pick the anchor within the text's extents.
-void put_text(cairo_t* cr, const std::string& s, double x, double y, double ax, double ay,
-              double size) {
-  cairo_set_font_size(cr, size);
-  cairo_text_extents_t e;
-  cairo_text_extents(cr, s.c_str(), &e);
-  cairo_move_to(cr, x - ax * e.width - e.x_bearing, y - ay * e.height - e.y_bearing);
-  cairo_show_text(cr, s.c_str());
-}
-
-// cairo's write callback: appends the bytes to the std::string passed as closure, so images are
-// produced in memory and the caller decides where (and how atomically) they go.
-cairo_status_t append(void* closure, const unsigned char* data, unsigned int len) {
-  static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), len);
-  return CAIRO_STATUS_SUCCESS;
 }
 
 }  // namespace
@@ -358,19 +338,6 @@ void draw(cairo_t* cr, const figure& f) {
   draw_legend(cr, f, fr);
 }
 
-// Viridis, sampled at 9 points and interpolated linearly.
-rgb viridis(double t) {
-  static const double c[9][3] = {
-      {0.267, 0.005, 0.329}, {0.283, 0.141, 0.458}, {0.254, 0.265, 0.530},
-      {0.207, 0.372, 0.553}, {0.164, 0.471, 0.558}, {0.128, 0.567, 0.551},
-      {0.135, 0.659, 0.518}, {0.478, 0.821, 0.318}, {0.993, 0.906, 0.144}};
-  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 8.0;  // t ∈ [0, 1] → segment i, fraction f
-  const int i = std::min(7, static_cast<int>(t));
-  const double f = t - i;
-  return {c[i][0] + f * (c[i + 1][0] - c[i][0]), c[i][1] + f * (c[i + 1][1] - c[i][1]),
-          c[i][2] + f * (c[i + 1][2] - c[i][2])};
-}
-
 // The cells of H as one image painted into the plot area at (x0, y0), cells cw × ch: each cell
 // is a block of up to 8 × 8 pixels of its colour (so the picture stays sharp when a viewer
 // smooths the scaling), NaN cells transparent (masked: the white background shows). An SVG then
@@ -492,34 +459,6 @@ void draw_heatmap(cairo_t* cr, const heatmap& h) {
     text(h.scale, 0, 0, 0.5, 0.5, 11);
     cairo_restore(cr);
   }
-}
-
-// Runs draw_fn on an SVG (streamed into the string as cairo writes it) or ARGB32 image surface
-// (encoded as PNG at the end) and returns the bytes. Throws std::runtime_error with cairo's
-// message if the surface failed — checked after finish, when the SVG has been flushed.
-template <class Draw>
-std::string render_surface(int width, int height, image_format fmt, Draw&& draw_fn) {
-  std::string out;
-  cairo_surface_t* surf = fmt == image_format::svg
-                              ? cairo_svg_surface_create_for_stream(append, &out, width, height)
-                              : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
-  cairo_t* cr = cairo_create(surf);
-  draw_fn(cr);
-  cairo_destroy(cr);
-  if (fmt == image_format::png) cairo_surface_write_to_png_stream(surf, append, &out);
-  cairo_surface_finish(surf);
-  const cairo_status_t st = cairo_surface_status(surf);
-  cairo_surface_destroy(surf);
-  if (st != CAIRO_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("plot rendering failed: ") + cairo_status_to_string(st));
-  return out;
-}
-
-// The format a path asks for; throws std::invalid_argument naming the path otherwise.
-image_format format_for(const std::string& path) {
-  if (path.ends_with(".svg")) return image_format::svg;
-  if (path.ends_with(".png")) return image_format::png;
-  throw std::invalid_argument(fmt::format("{}: a plot is written as .svg or .png", path));
 }
 
 }  // namespace

@@ -1,17 +1,21 @@
 // Crafted files that would cost unbounded memory or time: a 2 GiB sparse checkpoint whose 8-byte
 // header length is wrong, a header over the reader's bound, a CSV whose first line runs past
-// 16 MiB, and a CSV 10^5 columns wide (linear, not quadratic, in its columns). kf is run as a
-// child process and its own peak resident set is read from wait4's rusage.
+// 16 MiB, a CSV 10^5 columns wide (linear, not quadratic, in its columns), and damaged metadata. kf
+// is run as a child process and its own peak resident set is read from wait4's rusage.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "inputs.hpp"
+#include "kernelformer/io/atomic_file.hpp"
 #include "test_paths.hpp"
 
 namespace kf::bad {
@@ -136,6 +140,51 @@ TEST(Crafted, HundredThousandColumnsAreReadInLinearTime) {
   const auto out = io::npy_read(d + "/o.npy");
   EXPECT_EQ(out.rows(), rows);
   EXPECT_EQ(out.cols(), cols);
+}
+
+// A checkpoint whose metadata is damaged, field by field: a trained series model with each of its
+// metadata values replaced by text that is no number, kernel or flag. kf predict either accepts
+// it (free-text fields: trained_by, …) or refuses in one line naming the file and the field.
+TEST(Crafted, EveryDamagedMetadataFieldIsNamedWithItsFile) {
+  const std::string d = folder("metadata");
+  std::string csv = "t,v\n";
+  for (int i = 0; i < 120; ++i)
+    csv += std::to_string(i) + "," + std::to_string(10 + 0.1 * i) + "\n";
+  io::write_file_atomic(d + "/s.csv", csv);
+  const child_result trained = run_measured(
+      {"train", "series", d + "/s.csv", "--y", "v", "--save", d + "/m.safetensors", "--quiet"},
+      d + "/train.log");
+  ASSERT_EQ(WEXITSTATUS(trained.status), 0) << trained.output;
+  std::string window;  // one window of the model's 24 values
+  for (int i = 0; i < 24; ++i) window += (i ? "," : "") + std::to_string(10 + 0.1 * i);
+  io::write_file_atomic(d + "/w.csv", window + "\n");
+  // The file's own header with one metadata value replaced; the tensors' bytes as they were.
+  const std::string bytes = io::read_file(d + "/m.safetensors");
+  std::uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  const nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n));
+  int refused = 0;
+  for (const auto& [key, value] : header["__metadata__"].items()) {
+    SCOPED_TRACE(key);
+    nlohmann::json h = header;
+    h["__metadata__"][key] = "garbage";
+    std::string text = h.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');
+    const std::uint64_t len = text.size();
+    const std::string bad = d + "/bad.safetensors";
+    io::write_file_atomic(
+        bad, std::string(reinterpret_cast<const char*>(&len), 8) + text + bytes.substr(8 + n));
+    const child_result r = run_measured(
+        {"predict", "--model", bad, "--input", d + "/w.csv", "--out", d + "/o.csv"}, d + "/p.log");
+    ASSERT_TRUE(WIFEXITED(r.status)) << r.output;
+    if (WEXITSTATUS(r.status) == 0) continue;
+    ++refused;
+    EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.output;
+    EXPECT_NE(r.output.find(bad), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(key), std::string::npos) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+  EXPECT_GE(refused, 10);  // the architecture, the standardization, the kernel, …
 }
 
 }  // namespace
