@@ -62,6 +62,7 @@ set(KF_REGRESSION_SOURCES
   src/regression/local_poly_fit.cpp
   src/regression/lowess.cpp
   src/regression/route.cpp
+  src/regression/shard.cpp
   src/regression/smoother.cpp
   src/regression/nw_binned.cpp
   src/regression/kde.cpp
@@ -77,6 +78,7 @@ set(KF_REGRESSION_SOURCES
   src/regression/classifier.cpp
 )
 set(KF_VIZ_SOURCES
+  src/viz/contour.cpp
   src/viz/plot.cpp
   src/viz/report.cpp
 )

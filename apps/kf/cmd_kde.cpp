@@ -122,8 +122,10 @@ void run(const kde_options& o) {
   } catch (const std::runtime_error& e) {
     throw user_error(e.what());
   }
-  if (!o.plot.empty() && x.cols() != 1)
-    throw user_error("--plot draws 1-D densities (one --x column)");
+  if (!o.plot.empty() && (x.cols() > 2 || (x.cols() == 2 && !o.at.empty())))
+    throw user_error(
+        "--plot draws a 1-D density or a 2-D contour map on the grid (one or two --x columns, "
+        "no --at)");
   seconds["read"] = clock.lap();
   const kde_fit fit = fit_density(o, kernel, x, crit, fixed, table.source);
   if ((!o.plot_criterion.empty() || !o.criterion_csv.empty()) && fit.curve.empty())

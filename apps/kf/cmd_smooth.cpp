@@ -311,7 +311,10 @@ void run(const smooth_options& o) {
   if (spec.method == regression_method::knn && crit != bandwidth_criterion::fixed &&
       o.bandwidth != "cv")
     throw user_error("--bandwidth does not apply to knn (its smoothing parameter is --k)");
-  if (!o.plot.empty() && x.cols() != 1) throw user_error("--plot draws 1-D fits (one --x column)");
+  if (!o.plot.empty() && (x.cols() > 2 || (x.cols() == 2 && !o.at.empty())))
+    throw user_error(
+        "--plot draws a 1-D fit or a 2-D contour map on the grid (one or two --x columns, no "
+        "--at)");
   if (const auto why = regression_shard_refusal(spec, x.rows(), x.cols());
       spec.shard.active() && !why.empty())
     throw mpi_refusal("under mpirun, " + why + " (kf smooth --help)");

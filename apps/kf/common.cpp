@@ -16,6 +16,7 @@
 
 #include "kernelformer/dist/mpi.hpp"
 #include "kernelformer/io/csv.hpp"
+#include "kernelformer/viz/contour.hpp"
 #include "kernelformer/viz/plot.hpp"
 
 namespace kf::cli {
@@ -253,6 +254,38 @@ std::string run_command(const std::string& prefix, const std::map<std::string, s
     cmd += " " + (end && *end == '\0' && end != value.c_str() ? fmt::format("{}", v) : value);
   }
   return cmd;
+}
+
+std::string contour_of_grid(const grid_contour& labels, const matrix<double>& at,
+                            const std::vector<double>& values,
+                            const std::vector<unsigned char>* defined, const matrix<double>& data,
+                            const std::string& path) {
+  const auto n = static_cast<index>(std::llround(std::sqrt(double(at.rows()))));
+  if (at.cols() != 2 || n < 2 || n * n != at.rows())
+    throw user_error("a 2-D figure needs the grid (--grid N), not --at points");
+  viz::contour_plot c;
+  c.title = labels.title;
+  c.xlabel = labels.xlabel;
+  c.ylabel = labels.ylabel;
+  c.scale = labels.scale;
+  c.nx = c.ny = static_cast<int>(n);
+  c.x0 = at(0, 0);
+  c.x1 = at(at.rows() - 1, 0);
+  c.y0 = at(0, 1);
+  c.y1 = at(n - 1, 1);
+  c.values.resize(static_cast<std::size_t>(n * n));
+  for (index i = 0; i < n; ++i)  // grid row r = i·n + j holds (x_i, y_j): value[j·n + i]
+    for (index j = 0; j < n; ++j) {
+      const auto r = static_cast<std::size_t>(i * n + j);
+      c.values[static_cast<std::size_t>(j * n + i)] =
+          defined && !(*defined)[r] ? std::nan("") : values[r];
+    }
+  const std::size_t stride = plot_stride(static_cast<std::size_t>(data.rows()));
+  for (index i = 0; i < data.rows(); i += static_cast<index>(stride)) {
+    c.px.push_back(data(i, 0));
+    c.py.push_back(data(i, 1));
+  }
+  return viz::render_for_path(c, path);
 }
 
 }  // namespace kf::cli

@@ -151,6 +151,17 @@ class step_progress {
   std::string step_;
 };
 
+// A function on a square 2-D grid (the rows of `at`, N² of them, the second column varying
+// fastest: smooth_grid's and kde_grid's order) as a filled contour plot with the data's points on
+// top (viz/contour.hpp), for PATH's .svg/.png. Values where `defined` is 0 are left blank.
+struct grid_contour {
+  std::string title, xlabel, ylabel, scale;
+};
+std::string contour_of_grid(const grid_contour& labels, const matrix<double>& at,
+                            const std::vector<double>& values,
+                            const std::vector<unsigned char>* defined, const matrix<double>& data,
+                            const std::string& path);
+
 // The bandwidth-criterion curve as a figure (for PATH's .svg/.png) or as CSV.
 std::string criterion_plot(const std::vector<criterion_point>& curve, double chosen_h,
                            double chosen_value, const std::string& criterion, bool multi_column,

@@ -76,6 +76,13 @@ nlohmann::json kde_summary(const kde_run& r, const nlohmann::json& seconds) {
 }
 
 std::string kde_plot(const kde_run& r, const std::string& path) {
+  if (r.xcols.size() == 2)  // a filled contour map of the density on the grid, the data on top
+    return contour_of_grid(
+        {fmt::format("kernel density, {} kernel, h = {:.4g}, {:.4g} ({})", kernel_name(r.kernel),
+                     r.fit.bandwidth[0], r.fit.bandwidth[1],
+                     bandwidth_criterion_name(r.fit.criterion)),
+         r.xcols[0], r.xcols[1], "density"},
+        r.at, r.density, nullptr, r.x, path);
   viz::figure f;
   f.title = fmt::format("kernel density, {} kernel, h = {:.4g} ({})", kernel_name(r.kernel),
                         r.fit.bandwidth[0], bandwidth_criterion_name(r.fit.criterion));

@@ -121,6 +121,12 @@ nlohmann::json smooth_summary(const smooth_run& r, const nlohmann::json& seconds
 
 std::string smooth_plot(const smooth_run& r, const std::string& path) {
   const regression_fit& fit = r.fit;
+  if (r.xcols.size() == 2)  // a filled contour map of the fitted surface, the data on top
+    return contour_of_grid(
+        {fmt::format("{} regression of {}, {} kernel ({})", smooth_method_name(r.spec.method), r.y,
+                     smooth_kernel_name(r.spec), bandwidth_criterion_name(fit.criterion)),
+         r.xcols[0], r.xcols[1], "fitted " + r.y},
+        r.at, r.pred.fit, &r.pred.defined, fit.x, path);
   viz::figure f;
   f.title = fmt::format("{} regression, {} kernel, h = {:.4g} ({})",
                         smooth_method_name(r.spec.method), smooth_kernel_name(r.spec),

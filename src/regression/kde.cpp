@@ -106,20 +106,14 @@ std::vector<double> log_sums_local(const any_kernel& k, const std::vector<double
 
 // log Σ_j K((q_i − x_j)/h) for every query over all points of x; with an active shard each
 // process sums its block of the keys and the partial sums merge over the processes
-// (lse = M + log Σ_r e^{lse_r − M}, M the max over processes): every process gets every row.
+// (data_shard::merge_log_sums): every process gets every row.
 std::vector<double> log_sums(const any_kernel& k, const std::vector<double>& h,
                              const_matrix_view<double> q, const_matrix_view<double> x,
                              const data_shard& shard = {}) {
   if (!shard.active()) return log_sums_local(k, h, q, x, -1);
   const auto b = shard.block_of(x.rows);
   std::vector<double> lse = log_sums_local(k, h, q, x.block(b.lo, 0, b.size(), x.cols), -1);
-  std::vector<double> mx = lse;
-  shard.max_all(mx);
-  for (std::size_t i = 0; i < lse.size(); ++i)
-    lse[i] = mx[i] == -kInf ? 0.0 : std::exp(lse[i] - mx[i]);
-  shard.sum_all(lse);
-  for (std::size_t i = 0; i < lse.size(); ++i)
-    lse[i] = mx[i] == -kInf ? -kInf : mx[i] + std::log(lse[i]);
+  shard.merge_log_sums(lse);
   return lse;
 }
 

@@ -403,11 +403,12 @@ local_poly_eval local_poly_all_pairs(const any_kernel& kernel, int degree, int d
 }
 }  // namespace detail
 
-local_poly_eval local_poly_binned(const any_kernel& kernel, int degree, int derivative,
-                                  std::span<const double> x, std::span<const double> y,
-                                  std::span<const double> xq, index grid, double cut) {
+namespace detail {
+local_poly_grid local_poly_binned_grid(const any_kernel& kernel, int degree, int derivative,
+                                       std::span<const double> x, std::span<const double> y,
+                                       index grid, double cut) {
   const char* route = "local_poly_binned";
-  check_arguments(route, kernel, degree, derivative, x, y, xq);
+  check_arguments(route, kernel, degree, derivative, x, y, {});
   if (grid < 2) fail(route, fmt::format("grid = {} must be at least 2", grid));
   if (!(cut >= 0) || !std::isfinite(cut))
     fail(route, fmt::format("cut = {} must be 0 (the kernel's own reach) or positive", cut));
@@ -423,7 +424,20 @@ local_poly_eval local_poly_binned(const any_kernel& kernel, int degree, int deri
   std::vector<double> c, cy;
   bin_linear(x, y, a, delta, grid, c, cy);
   const binned_moments bm = convolve(c, cy, kv, degree, delta, h);
-  return interpolate(solve_nodes(bm, derivative, h, kernel_at_distance(kernel, 0.0)), a, delta, xq);
+  return {a, delta, solve_nodes(bm, derivative, h, kernel_at_distance(kernel, 0.0))};
+}
+
+local_poly_eval local_poly_interpolate(const local_poly_grid& g, std::span<const double> xq) {
+  return interpolate(g.nodes, g.a, g.delta, xq);
+}
+}  // namespace detail
+
+local_poly_eval local_poly_binned(const any_kernel& kernel, int degree, int derivative,
+                                  std::span<const double> x, std::span<const double> y,
+                                  std::span<const double> xq, index grid, double cut) {
+  check_arguments("local_poly_binned", kernel, degree, derivative, x, y, xq);
+  return detail::local_poly_interpolate(
+      detail::local_poly_binned_grid(kernel, degree, derivative, x, y, grid, cut), xq);
 }
 
 }  // namespace kf

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 #include "kernelformer/regression/binned.hpp"
@@ -40,20 +41,28 @@ index grid_for(std::span<const double> x, double h, double cells_per_h) {
   return static_cast<index>(std::clamp(nodes, double(kMinGrid), double(kMaxGrid)));
 }
 
-local_poly_eval evaluate(const local_poly_spec& spec, double h, int derivative,
-                         std::span<const double> x, std::span<const double> y,
-                         std::span<const double> xq, bool at_training, double cells_per_h) {
-  const any_kernel k = kernel_at(spec, h);
-  if (!binned_route(spec, x))
-    return local_poly_exact(k, spec.degree, derivative, x, y, xq, at_training);
-  return local_poly_binned(k, spec.degree, derivative, x, y, xq, grid_for(x, h, cells_per_h));
+using grid_ptr = std::shared_ptr<const detail::local_poly_grid>;
+
+grid_ptr grid_at(const local_poly_spec& spec, double h, int derivative, std::span<const double> x,
+                 std::span<const double> y, double cells_per_h) {
+  return std::make_shared<const detail::local_poly_grid>(detail::local_poly_binned_grid(
+      kernel_at(spec, h), spec.degree, derivative, x, y, grid_for(x, h, cells_per_h)));
 }
 
 // The function's fit at the training points and its criteria: RSS, df = Σ ℓ_i(x_i) and the
 // leave-one-out residuals (y_i − ŷ_i)/(1 − ℓ_i(x_i)); undefined points make LOO infinite.
+// On the binned route the grid of the function's fit goes to *grid (when asked).
 criterion_values criteria_at(const local_poly_spec& spec, double h, std::span<const double> x,
-                             std::span<const double> y, double cells_per_h, index* undefined) {
-  const local_poly_eval e = evaluate(spec, h, 0, x, y, x, true, cells_per_h);
+                             std::span<const double> y, double cells_per_h, index* undefined,
+                             grid_ptr* grid = nullptr) {
+  local_poly_eval e;
+  if (binned_route(spec, x)) {
+    grid_ptr g = grid_at(spec, h, 0, x, y, cells_per_h);
+    e = detail::local_poly_interpolate(*g, x);
+    if (grid) *grid = std::move(g);
+  } else {
+    e = local_poly_exact(kernel_at(spec, h), spec.degree, 0, x, y, x, true);
+  }
   double rss = 0, df = 0, loo = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (!e.defined[i]) continue;
@@ -94,7 +103,7 @@ void choose_bandwidth(local_poly_fit& f, bandwidth_criterion criterion,
     case bandwidth_criterion::aicc: {
       // The degree-p fit needs more points than a line: start from twice Silverman's rule.
       const double start = 2 * bandwidth_rule(xm, bandwidth_criterion::silverman)[0];
-      const double cells = f.spec.cells_per_h / 4;
+      const double cells = f.spec.cells_per_h / 2;
       auto objective = [&](const std::vector<double>& h) {
         return pick(criteria_at(f.spec, h[0], x, y, cells, nullptr), criterion);
       };
@@ -142,8 +151,13 @@ local_poly_fit local_poly_fit_data(local_poly_spec spec, std::vector<double> x,
   f.why = binned ? fmt::format("{} >= {} points", f.x.size(), f.spec.binned_min_n)
                  : (f.spec.exact ? std::string("--exact")
                                  : fmt::format("{} < {} points", f.x.size(), f.spec.binned_min_n));
-  const criterion_values c =
-      criteria_at(f.spec, f.spec.bandwidth, f.x, f.y, f.spec.cells_per_h, &f.undefined);
+  grid_ptr function_grid;
+  const criterion_values c = criteria_at(f.spec, f.spec.bandwidth, f.x, f.y, f.spec.cells_per_h,
+                                         &f.undefined, &function_grid);
+  if (binned)  // what predictions interpolate: the function's grid, or its derivative's
+    f.grid = f.spec.derivative == 0 ? function_grid
+                                    : grid_at(f.spec, f.spec.bandwidth, f.spec.derivative, f.x, f.y,
+                                              f.spec.cells_per_h);
   if (f.undefined == static_cast<index>(f.x.size()))
     fail(
         fmt::format("bandwidth {:.6g} leaves the fit undefined at every point (too small for "
@@ -165,8 +179,10 @@ local_poly_fit local_poly_fit_data(local_poly_spec spec, std::vector<double> x,
 }
 
 local_poly_prediction local_poly_predict(const local_poly_fit& fit, std::span<const double> xq) {
-  const local_poly_eval e = evaluate(fit.spec, fit.spec.bandwidth, fit.spec.derivative, fit.x,
-                                     fit.y, xq, false, fit.spec.cells_per_h);
+  const local_poly_eval e =
+      fit.grid ? detail::local_poly_interpolate(*fit.grid, xq)
+               : local_poly_exact(kernel_at(fit.spec, fit.spec.bandwidth), fit.spec.degree,
+                                  fit.spec.derivative, fit.x, fit.y, xq, false);
   local_poly_prediction p;
   p.fit = e.fit;
   p.defined = e.defined;

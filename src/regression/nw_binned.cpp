@@ -40,7 +40,8 @@ binned1d_grid grid_of(const regression_spec& spec, const binned_data& bd, double
   const any_kernel k = kernel_with_bandwidth(spec);
   g.k0 = kernel_at_distance(k, 0.0);
   const binned_settings st;
-  g.m = bd.compute(k, g.degree, true, st.cells_per_h, st);
+  const double cells = spec.binned_cells_per_h > 0 ? spec.binned_cells_per_h : st.cells_per_h;
+  g.m = bd.compute(k, g.degree, true, cells, st);
   g.m.c = g.m.cy = g.m.cyy = {};
   return g;
 }

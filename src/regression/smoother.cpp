@@ -341,7 +341,10 @@ void search_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::s
   auto objective = [&](const std::vector<double>& h) {
     regression_spec s = spec;
     s.bandwidth = h;
-    if (splits) return splits->criterion(s);
+    if (splits) {  // each fold's binned route at the search resolution, as LOO's
+      s.binned_cells_per_h = binned_settings{}.search_cells_per_h;
+      return splits->criterion(s);
+    }
     const auto cv =
         family.kind == route_kind::binned
             ? detail::binned1d_criteria(s, *bd, binned_settings{}.search_cells_per_h)
@@ -357,7 +360,11 @@ void search_bandwidth(regression_spec& spec, const_matrix_view<double> x, std::s
   const auto res =
       bandwidth_search(objective, start.bandwidth, bandwidth_criterion_name(criterion), progress);
   spec.bandwidth = res.bandwidth;
-  if (splits) f.criterion_value = res.value;  // CV_K; summarize_fit keeps it
+  if (splits) {  // CV_K at the chosen bandwidth, at full resolution; summarize_fit keeps it
+    regression_spec s = spec;
+    s.bandwidth = res.bandwidth;
+    f.criterion_value = splits->criterion(s);
+  }
   f.curve = res.curve;
   f.at_search_boundary = res.at_boundary;
   f.search_evaluations = res.evaluations;

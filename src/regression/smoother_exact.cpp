@@ -45,38 +45,6 @@ struct all_pairs_sums {
   index cx = 2, cxx = 0, cxy = 0;
 };
 
-// Merges every process's partial sums over its block of the keys (smooth_partial.hpp's merge,
-// written with a max and a sum over the processes): with M = max_r lse_r and w_r = e^{lse_r − M},
-//   lse = M + log Σ w_r,  out = Σ w_r out_r / Σ w_r,  out_sq = Σ w_r² out_sq_r / (Σ w_r)².
-void merge_over_shards(all_pairs_sums& ps, const data_shard& shard) {
-  const index nq = ps.out.rows(), nv = ps.out.cols(), width = 1 + 2 * nv;
-  constexpr double ninf = -std::numeric_limits<double>::infinity();
-  std::vector<double> mx = ps.lse;
-  shard.max_all(mx);
-  std::vector<double> rec(static_cast<std::size_t>(nq * width), 0.0);
-  for (index i = 0; i < nq; ++i) {
-    const auto iu = static_cast<std::size_t>(i);
-    const double w = ps.lse[iu] == ninf ? 0.0 : std::exp(ps.lse[iu] - mx[iu]);
-    double* r = rec.data() + i * width;
-    r[0] = w;
-    for (index c = 0; c < nv; ++c) {
-      r[1 + c] = w * ps.out(i, c);
-      r[1 + nv + c] = w * w * ps.out_sq(i, c);
-    }
-  }
-  shard.sum_all(rec);
-  for (index i = 0; i < nq; ++i) {
-    const auto iu = static_cast<std::size_t>(i);
-    const double* r = rec.data() + i * width;
-    const double sw = r[0];
-    ps.lse[iu] = sw > 0 ? mx[iu] + std::log(sw) : ninf;
-    for (index c = 0; c < nv; ++c) {
-      ps.out(i, c) = sw > 0 ? r[1 + c] / sw : 0.0;
-      ps.out_sq(i, c) = sw > 0 ? r[1 + nv + c] / (sw * sw) : 0.0;
-    }
-  }
-}
-
 // Σ p² v for the columns the standard error reads — [1] (nw) or [1, x, x xᵀ] (local linear,
 // contiguous in v from column 2) — into ps.out_sq's rows from q0: a feature map's squared
 // weights keep r² numbers per value column (smooth_forward_sq), so the others are not formed.
@@ -197,7 +165,8 @@ all_pairs_sums primitive_sums(const regression_spec& spec, const_matrix_view<dou
     }
     step.set(q0 + m);
   }
-  if (spec.shard.active()) merge_over_shards(ps, spec.shard);
+  // every process's partial sums over its block of the keys, merged (regression/shard.hpp)
+  spec.shard.merge_log_sums(ps.lse, &ps.out, &ps.out_sq);
   return ps;
 }
 

@@ -110,6 +110,26 @@ TEST_F(KfSmoothChoices, KdeIsjIsTheLibrarysBandwidth) {
   EXPECT_DOUBLE_EQ(summary("i.json")["bandwidth"].get<double>(), bandwidth_isj(data.columns[1]));
 }
 
+// Two columns: --plot draws a filled contour map (viz/contour.hpp) of the density or the fitted
+// surface on the grid, the data on top; with --at points there is no grid, so it is refused.
+TEST_F(KfSmoothChoices, TwoColumnPlotsAreContourMaps) {
+  for (const std::string& cmd : {"kde " + p("data.csv") + " --x t,signal",
+                                 "smooth " + p("data.csv") + " --x t,signal --y site"}) {
+    SCOPED_TRACE(cmd);
+    const auto r = run_kf(cmd + " --grid 60 --plot " + p("map.svg") + " --quiet");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const std::string svg = io::read_file(p("map.svg"));
+    EXPECT_EQ(svg.substr(0, 5), "<?xml");
+    EXPECT_NE(svg.find("<path"), std::string::npos);
+    EXPECT_LT(svg.size(), 1500000u);
+    fs::remove(p("map.svg"));
+    const auto at = run_kf(cmd + " --at " + p("data.csv") + " --plot " + p("map.svg"));
+    EXPECT_EQ(at.code, 2) << at.output;
+    EXPECT_NE(at.output.find("contour map on the grid"), std::string::npos) << at.output;
+    EXPECT_FALSE(fs::exists(p("map.svg")));
+  }
+}
+
 TEST_F(KfSmoothChoices, MisuseIsRefusedBeforeAnythingIsWritten) {
   for (const char* bad :
        {" --cv kfold:1", " --cv kfold:x", " --cv nope", " --cv kfold:5 --bandwidth gcv",

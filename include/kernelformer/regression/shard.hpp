@@ -2,7 +2,7 @@
 //
 // Every process holds the whole data set; each one does the O(n) work over its block of the
 // points, and the results are combined by two elementwise reductions the caller provides
-// (dist/regression.hpp wires them to MPI; kf smooth/kde under mpirun):
+// (dist::world_shard in dist/mpi.hpp wires them to MPI; kf smooth/kde under mpirun):
 //   binned routes   each process bins its block; the bin grids are summed, then every process
 //                   runs the same FFT convolution on the same grid
 //   criteria        sums over points: each process sums its points' leave-one-out terms against
@@ -49,6 +49,14 @@ struct data_shard {
     sum_all(std::span<double>(&v, 1));
     return v;
   }
+  // The one merge of partial sums over the processes (smooth_partial.hpp's, written with a max
+  // and a sum, src/regression/shard.cpp): each process holds, per row, the log-sum-exp of its
+  // block's weights lse_r and optionally its normalized outputs out_r and Σp² terms out_sq_r.
+  // With M = max_r lse_r and w_r = e^{lse_r − M}: lse = M + log Σ w_r, out = Σ w_r out_r / Σ w_r,
+  // out_sq = Σ w_r² out_sq_r / (Σ w_r)². A row with no weight anywhere stays −∞ (out 0). Every
+  // process gets every row. Alone: nothing changes.
+  void merge_log_sums(std::span<double> lse, matrix<double>* out = nullptr,
+                      matrix<double>* out_sq = nullptr) const;
 };
 
 }  // namespace kf

@@ -55,6 +55,9 @@ struct regression_spec {
   // (src/regression/sorted_window.cpp). The routes: src/regression/smoother_routes.hpp.
   bool exact = false;
   index binned_min_n = 5000;
+  // The 1-D binned route's resolution h/δ (0: binned_settings::cells_per_h, the predictions'):
+  // a k-fold search evaluates its candidates at the search resolution, as leave-one-out does.
+  double binned_cells_per_h = 0;
   // The fit keeps per-point diagnostics (fitted values, hat diagonal, LOO residuals: n values
   // each). false keeps the summary only (df, RSS, R², criteria, undefined count), the same
   // numbers, in O(grid) memory beyond the data on the binned route (kf smooth at 10^7 points).

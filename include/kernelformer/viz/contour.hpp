@@ -24,11 +24,11 @@ struct contour_plot {
   int nx = 0, ny = 0;
   double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
   // ny × nx, row-major: values[j·nx + i] is the field at x0 + i·(x1 − x0)/(nx − 1),
-  // y0 + j·(y1 − y0)/(ny − 1) (row 0 at the bottom). NaN: no value; every cell touching it is
-  // drawn blank and has no contour lines.
+  // y0 + j·(y1 − y0)/(ny − 1) (row 0 at the bottom). NaN (or ±∞): no value; every cell touching
+  // it is drawn blank and has no contour lines.
   std::vector<double> values;
-  int levels = 10;              // colour bands, 2..50: levels − 1 contour lines between them
-  std::vector<double> px, py;   // data points drawn on top (at most ~5000, by stride); may be empty
+  int levels = 10;             // colour bands, 2..50: levels − 1 contour lines between them
+  std::vector<double> px, py;  // data points drawn on top (at most ~5000, by stride); may be empty
   std::string points_label = "data";  // the legend's one entry, when there are points
   int width = 820, height = 680;
 };
@@ -43,7 +43,7 @@ std::vector<double> contour_levels(const contour_plot& c);
 std::vector<std::array<double, 4>> contour_segments(const contour_plot& c, double level);
 
 // Throws std::invalid_argument (one line) unless nx, ny ≥ 2, values.size() = nx·ny, x1 > x0,
-// y1 > y0, levels ∈ [2, 50], width and height ≥ 200, and some value is finite.
+// y1 > y0 (finite), levels ∈ [2, 50], width ≥ 320, height ≥ 240, and some value is finite.
 std::string render(const contour_plot& c, image_format fmt);
 // By the extension of path (.svg or .png; throws std::invalid_argument otherwise).
 std::string render_for_path(const contour_plot& c, const std::string& path);
