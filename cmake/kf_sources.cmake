@@ -61,6 +61,7 @@ set(KF_REGRESSION_SOURCES
   src/regression/local_poly.cpp
   src/regression/local_poly_fit.cpp
   src/regression/lowess.cpp
+  src/regression/mixed_kernel.cpp
   src/regression/route.cpp
   src/regression/shard.cpp
   src/regression/smoother.cpp

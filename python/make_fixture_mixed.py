@@ -8,7 +8,7 @@ Writes tests/fixtures/mixed_cases.json: the statsmodels, scipy and numpy version
 per data set of CASES with
   x (rows, categorical columns as the integer codes statsmodels saw), y, var_type, the query rows
   xq (the first 8 training rows, then 6 drawn from the data's range and levels with a fixed seed,
-  plus rows at an unseen code where noted);
+  plus rows at codes the data lacks: singleton_level, synthetic_cuo);
   "normal_reference": KDEMultivariate(x, var_type, bw='normal_reference').bw (the same numbers as
     KernelReg's starting point h0 for bw='cv_ls');
   "given": at three bandwidth vectors, KernelReg(bw=given).fit(xq)[0] ("nw"), the objective its
@@ -95,7 +95,7 @@ def data(name):
 CASES = ["mtcars", "birthwt", "synthetic_cuo", "singleton_level"]
 
 
-def upper(x, vt):
+def search_box(x, vt):
     """The box kernelformer searches: (lower, upper) per column."""
     box = []
     for k, t in enumerate(vt):
@@ -143,20 +143,22 @@ def given_bandwidths(nr, box, vt):
     g1, g2, g3 = [], [], []
     for h, (lo, hi), t in zip(nr, box, vt):
         if t == "c":
-            g1.append(h), g2.append(0.5 * h), g3.append(2.0 * h)
+            row = (h, 0.5 * h, 2.0 * h)
         elif t == "u":
-            g1.append(0.3 * hi), g2.append(hi), g3.append(0.0)
+            row = (0.3 * hi, hi, 0.0)  # hi = (c - 1)/c: the uniform kernel
         else:
-            g1.append(0.4), g2.append(0.9), g3.append(0.0)
+            row = (0.4, 0.9, 0.0)
+        for g, v in zip((g1, g2, g3), row):
+            g.append(v)
     return [g1, g2, g3]
 
 
 def run_case(name):
     x, y, vt, source = data(name)
     extra = {"singleton_level": [[0.3, 7.0], [-0.5, 3.0]],
-             "synthetic_cuo": [[1.0, 5.0, 1.5]]}.get(name, [])
+             "synthetic_cuo": [[1.0, 5.0, 4.0]]}.get(name, [])
     xq = queries(x, vt, 100 + CASES.index(name), extra)
-    box = upper(x, vt)
+    box = search_box(x, vt)
     nr = KDEMultivariate(x, vt, bw="normal_reference").bw
     h0 = 1.06 * np.std(x, axis=0) * x.shape[0] ** (-1.0 / (4 + x.shape[1]))
     assert np.array_equal(nr, h0), "KernelReg's h0 differs from the normal reference"
@@ -211,7 +213,8 @@ def main():
         t0 = time.time()
         c = run_case(name)
         cases.append(c)
-        print(f"{name:>16} n={c['n']:4d} {c['var_type']:>5}  sm cv_ls {c['sm_cv_ls']['objective']!r}"
+        print(f"{name:>16} n={c['n']:4d} {c['var_type']:>5}"
+              f"  sm cv_ls {c['sm_cv_ls']['objective']!r}"
               f" (adm {c['sm_cv_ls']['admissible']}) box {c['box_cv_ls']['objective']!r};"
               f"  sm cv_ml {c['sm_cv_ml']['objective']!r} raw {c['sm_cv_ml']['objective_raw']!r}"
               f" box {c['box_cv_ml']['objective']!r}  [{time.time() - t0:.0f} s]", flush=True)

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "kernelformer/regression/bandwidth.hpp"
 #include "kernelformer/regression/bandwidth_dpi.hpp"
+#include "kernelformer/regression/bandwidth_isj.hpp"
 #include "kernelformer/regression/cross_validation.hpp"
 #include "kernelformer/regression/kde.hpp"
 #include "kernelformer/regression/lowess.hpp"
@@ -156,6 +157,15 @@ void bind_bandwidth(py::module_& m) {
       },
       py::arg("x"), py::arg("y"),
       "KernSmooth's dpill: the direct plug-in bandwidth of gaussian local-linear regression.");
+  m.def(
+      "bandwidth_isj",
+      [](py::array_t<double, py::array::c_style | py::array::forcecast> x) {
+        const std::span<const double> xv(x.data(), static_cast<std::size_t>(x.size()));
+        py::gil_scoped_release release;
+        return bandwidth_isj(xv);
+      },
+      py::arg("x"),
+      "The improved Sheather-Jones bandwidth of a 1-D gaussian KDE (Botev et al. 2010), as KDEpy.");
   m.def(
       "bandwidth_rule",
       [](const py::array& x0, bandwidth_criterion rule) {

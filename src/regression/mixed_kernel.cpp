@@ -1,6 +1,8 @@
 // Product kernels on mixed data, as statsmodels' gpke defines them (the formulas and conventions:
 // include/kernelformer/regression/mixed_kernel.hpp). A row's weights are built column by column
-// as log K(q, x_j) = Σ_k log L_k, then summed with the row's maximum factored out.
+// as log K(q, x_j) = Σ_k log L_k over a column-major copy of x. Queries sum them with the row's
+// maximum factored out; the leave-one-out criteria take each pair once and sum e^{log K}
+// directly, redoing in the log domain only a row whose sum underflows.
 #include "kernelformer/regression/mixed_kernel.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +14,8 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+
+#include <omp.h>
 
 namespace kf {
 namespace {
@@ -32,19 +36,21 @@ const char* type_name(column_type t) {
 // Column k's kernel, its constants resolved from the bandwidth.
 struct column_kernel {
   column_type type = column_type::continuous;
-  double inv_2h2 = 0;       // continuous: 1 / (2 h²)
-  double log_same = 0;      // categorical: log(1 − λ), the weight at equal codes
-  double log_diff = 0;      // unordered: log(λ / (c − 1)); ordered: log((1 − λ) / 2)
-  double log_diff_loo = 0;  // unordered, counted levels: log(λ / (c − 2)), see `singleton`
-  double log_lambda = 0;    // ordered: the weight falls by λ per unit of |x − x_j|
-  // Unordered with counted levels: x_ik is its level's only point, so a sum leaving out row i
-  // sees c − 1 levels (statsmodels counts them among the points it sums over).
-  std::vector<unsigned char> singleton;
+  double inv_2h2 = 0;     // continuous: 1 / (2 h²)
+  double log_same = 0;    // categorical: log(1 − λ), the weight at equal codes
+  double log_diff = 0;    // unordered: log(λ / (c − 1)); ordered: log((1 − λ) / 2)
+  double log_lambda = 0;  // ordered: the weight falls by λ per unit of |x − x_j|
 };
 
 struct prepared {
   std::vector<column_kernel> cols;
   double log_norm = 0;  // −Σ_continuous (log h + log √(2π)): the density's normalization
+  // Leave-one-out sums with counted levels: where x_ik is its level's only point, the sum that
+  // leaves out row i sees c − 1 levels of column k (statsmodels counts them among the points it
+  // sums over), and every term of it differs from x_ik: the row's sum is scaled by
+  // (c − 1)/(c − 2). Per row, the log of the product of these factors; empty: none.
+  std::vector<double> loo_log_shift;
+  std::vector<double> xt;  // x column by column (d × n): the passes below read it contiguously
 };
 
 // The shape of x against the spec, and every value finite, categorical ones integer codes.
@@ -91,8 +97,8 @@ index resolve_levels(const mixed_spec& spec, index k, index distinct, const char
 }
 
 // An unordered column's kernel: λ ∈ [0, (c−1)/c].
-void prepare_unordered(column_kernel& col, const mixed_spec& spec, const_matrix_view<double> x,
-                       index k, bool loo, const char* what) {
+void prepare_unordered(column_kernel& col, prepared& p, const mixed_spec& spec,
+                       const_matrix_view<double> x, index k, bool loo, const char* what) {
   const double lambda = spec.bandwidth[std::size_t(k)];
   const auto counts = level_counts(x, k);
   const index c = resolve_levels(spec, k, static_cast<index>(counts.size()), what);
@@ -105,7 +111,6 @@ void prepare_unordered(column_kernel& col, const mixed_spec& spec, const_matrix_
   col.log_diff = std::log(lambda / (double(c) - 1));
   const bool counted = spec.levels.empty() || spec.levels[std::size_t(k)] == 0;
   if (!loo || !counted) return;
-  col.singleton.assign(std::size_t(x.rows), 0);
   for (index i = 0; i < x.rows; ++i) {
     if (counts.at(x(i, k)) != 1) continue;
     if (c == 2)
@@ -113,9 +118,9 @@ void prepare_unordered(column_kernel& col, const mixed_spec& spec, const_matrix_
                              "it out leaves one level (statsmodels divides by c - 1 = 0 there); "
                              "give spec.levels[{}] = 2",
                              k + 1, x(i, k), k));
-    col.singleton[std::size_t(i)] = 1;
+    if (p.loo_log_shift.empty()) p.loo_log_shift.assign(std::size_t(x.rows), 0.0);
+    p.loo_log_shift[std::size_t(i)] += std::log((double(c) - 1) / (double(c) - 2));
   }
-  col.log_diff_loo = std::log(lambda / (double(c) - 2));
 }
 
 prepared prepare(const mixed_spec& spec, const_matrix_view<double> x, bool loo, const char* what) {
@@ -136,7 +141,7 @@ prepared prepare(const mixed_spec& spec, const_matrix_view<double> x, bool loo, 
       col.inv_2h2 = 1 / (2 * b * b);
       p.log_norm -= std::log(b) + kLogSqrt2Pi;
     } else if (col.type == column_type::unordered) {
-      prepare_unordered(col, spec, x, k, loo, what);
+      prepare_unordered(col, p, spec, x, k, loo, what);
     } else {
       if (!(b >= 0 && b <= 1))
         fail(what, fmt::format("ordered column {}: lambda = {} is outside [0, 1]", k + 1, b));
@@ -145,37 +150,43 @@ prepared prepare(const mixed_spec& spec, const_matrix_view<double> x, bool loo, 
       col.log_lambda = std::log(b);
     }
   }
+  p.xt.resize(std::size_t(x.rows * x.cols));
+  for (index i = 0; i < x.rows; ++i)
+    for (index k = 0; k < x.cols; ++k) p.xt[std::size_t(k * x.rows + i)] = x(i, k);
   return p;
 }
 
-// lw[j] = log K(q, x_j) for every row j of x. loo_row ≥ 0: the sum leaves that row out (its
-// weight −inf), and unordered columns with counted levels take the left-out row's c.
-void row_log_weights(const prepared& p, const double* q, const_matrix_view<double> x, index loo_row,
-                     std::span<double> lw) {
-  std::fill(lw.begin(), lw.end(), 0.0);
-  const auto n = static_cast<std::size_t>(x.rows);
+// lw[j] = log K(q, x_j) for the rows j0 ≤ j < n of x (lw holds n values).
+void row_log_weights(const prepared& p, const double* q, index j0, std::span<double> lw) {
+  const std::size_t n = lw.size(), j_0 = static_cast<std::size_t>(j0);
+  double* w = lw.data();
+  std::fill(w + j_0, w + n, 0.0);
   for (std::size_t k = 0; k < p.cols.size(); ++k) {
     const auto& c = p.cols[k];
-    const double qk = q[k];
-    const double* xk = x.data + k;
-    const auto ld = static_cast<std::size_t>(x.ld);
+    const double qk = q[k], a = c.inv_2h2, same = c.log_same, diff = c.log_diff;
+    const double* xk = p.xt.data() + k * n;
     if (c.type == column_type::continuous) {
-      for (std::size_t j = 0; j < n; ++j) {
-        const double d = qk - xk[j * ld];
-        lw[j] -= d * d * c.inv_2h2;
-      }
+#pragma omp simd
+      for (std::size_t j = j_0; j < n; ++j) w[j] -= (qk - xk[j]) * (qk - xk[j]) * a;
     } else if (c.type == column_type::unordered) {
-      const bool alone = loo_row >= 0 && !c.singleton.empty() && c.singleton[std::size_t(loo_row)];
-      const double off = alone ? c.log_diff_loo : c.log_diff;
-      for (std::size_t j = 0; j < n; ++j) lw[j] += xk[j * ld] == qk ? c.log_same : off;
+#pragma omp simd
+      for (std::size_t j = j_0; j < n; ++j) w[j] += xk[j] == qk ? same : diff;
     } else {
-      for (std::size_t j = 0; j < n; ++j) {
-        const double d = std::abs(qk - xk[j * ld]);
-        lw[j] += d == 0 ? c.log_same : c.log_diff + d * c.log_lambda;
+      const double step = c.log_lambda, fix = same - diff;
+      if (std::isfinite(step) && std::isfinite(fix)) {  // 0 < λ < 1: no branch, vectorized
+#pragma omp simd
+        for (std::size_t j = j_0; j < n; ++j) {
+          const double d = std::abs(qk - xk[j]);
+          w[j] += diff + d * step + (d == 0 ? fix : 0.0);
+        }
+      } else {  // λ = 0 or 1: −inf terms, kept apart from the equal codes' finite one
+        for (std::size_t j = j_0; j < n; ++j) {
+          const double d = std::abs(qk - xk[j]);
+          w[j] += d == 0 ? same : diff + d * step;
+        }
       }
     }
   }
-  if (loo_row >= 0) lw[std::size_t(loo_row)] = -kInf;
 }
 
 // Σ_j e^{lw_j − m} (and Σ_j e^{lw_j − m} y_j) with m = max lw; m = −inf: no weight.
@@ -195,22 +206,94 @@ row_sums sum_row(std::span<const double> lw, std::span<const double> y) {
   return r;
 }
 
-// out[i] = f(i, sums of row i), rows of `queries` against x, parallel over rows.
+// Threads pay off past ~10^6 kernel terms (a fork/join costs microseconds, far more on a
+// machine busy with other work).
+bool worth_threads(index rows, const_matrix_view<double> x) {
+  return double(rows) * double(x.rows) * double(x.cols) >= 1e6;
+}
+
+// out[i] = f(sums of row i of xq against x), in the log domain, parallel over rows.
 template <class F>
 std::vector<double> per_row(const prepared& p, const_matrix_view<double> x,
-                            const_matrix_view<double> queries, bool loo, std::span<const double> y,
-                            F f) {
-  std::vector<double> out(std::size_t(queries.rows));
-#pragma omp parallel
+                            const_matrix_view<double> xq, std::span<const double> y, F f) {
+  std::vector<double> out(std::size_t(xq.rows));
+#pragma omp parallel if (worth_threads(xq.rows, x))
   {
     std::vector<double> lw(std::size_t(x.rows));
 #pragma omp for schedule(static)
-    for (index i = 0; i < queries.rows; ++i) {
-      row_log_weights(p, queries.row(i), x, loo ? i : -1, lw);
-      out[std::size_t(i)] = f(i, sum_row(lw, y));
+    for (index i = 0; i < xq.rows; ++i) {
+      row_log_weights(p, xq.row(i), 0, lw);
+      out[std::size_t(i)] = f(sum_row(lw, y));
     }
   }
   return out;
+}
+
+// The leave-one-out sums of the training rows: log Σ_{j≠i} K(x_i, x_j) (with the row's
+// loo_log_shift) and, given y, the weighted mean of the y_j, NaN where no weight.
+struct loo_rows {
+  std::vector<double> log_s, mean;
+};
+
+// Each pair once (K is symmetric), weights e^{log K} summed directly into per-thread rows (added
+// in thread order: the same numbers for a given thread count); a row whose sum is below 1e-250
+// (far from every other point) is summed again in the log domain.
+loo_rows loo_sums(const prepared& p, const_matrix_view<double> x, std::span<const double> y) {
+  const auto n = std::size_t(x.rows);
+  const bool with_y = !y.empty();
+  const int threads = omp_get_max_threads();
+  std::vector<std::vector<double>> s_part(static_cast<std::size_t>(threads)),
+      t_part(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads) if (worth_threads(x.rows / 2, x))
+  {
+    auto& s = s_part[std::size_t(omp_get_thread_num())];
+    auto& t = t_part[std::size_t(omp_get_thread_num())];
+    s.assign(n, 0.0);
+    t.assign(with_y ? n : 0, 0.0);
+    std::vector<double> lw(n);
+#pragma omp for schedule(static, 1)
+    for (index i = 0; i < x.rows - 1; ++i) {
+      const auto ui = std::size_t(i);
+      row_log_weights(p, x.row(i), i + 1, lw);
+      double si = 0, ti = 0;
+      for (std::size_t j = ui + 1; j < n; ++j) {
+        const double w = std::exp(lw[j]);
+        si += w;
+        s[j] += w;
+        if (with_y) ti += w * y[j], t[j] += w * y[ui];
+      }
+      s[ui] += si;
+      if (with_y) t[ui] += ti;
+    }
+  }
+  loo_rows r{std::vector<double>(n), std::vector<double>(with_y ? n : 0)};
+#pragma omp parallel if (worth_threads(x.rows / 2, x))
+  {
+    std::vector<double> lw(n);
+#pragma omp for schedule(static)
+    for (index i = 0; i < x.rows; ++i) {
+      const auto ui = std::size_t(i);
+      double s = 0, t = 0;
+      for (int th = 0; th < threads; ++th) {
+        if (s_part[std::size_t(th)].empty()) continue;  // a thread the region did not start
+        s += s_part[std::size_t(th)][ui];
+        if (with_y) t += t_part[std::size_t(th)][ui];
+      }
+      if (s >= 1e-250) {
+        r.log_s[ui] = std::log(s);
+        if (with_y) r.mean[ui] = t / s;
+      } else {
+        row_log_weights(p, x.row(i), 0, lw);
+        lw[ui] = -kInf;
+        const row_sums rs = sum_row(lw, y);
+        r.log_s[ui] = rs.m + std::log(rs.s);  // −inf: no weight
+        if (with_y)
+          r.mean[ui] = rs.m == -kInf ? std::numeric_limits<double>::quiet_NaN() : rs.t / rs.s;
+      }
+      if (!p.loo_log_shift.empty()) r.log_s[ui] += p.loo_log_shift[ui];
+    }
+  }
+  return r;
 }
 
 void check_y(std::span<const double> y, const_matrix_view<double> x, const char* what) {
@@ -244,7 +327,7 @@ std::vector<double> mixed_nw(const mixed_spec& spec, const_matrix_view<double> x
   const prepared p = prepare(spec, x, false, what);
   check_y(y, x, what);
   check_rows(spec, xq, what, "xq");
-  return per_row(p, x, xq, false, y, [](index, const row_sums& r) {
+  return per_row(p, x, xq, y, [](const row_sums& r) {
     return r.m == -kInf ? std::numeric_limits<double>::quiet_NaN() : r.t / r.s;
   });
 }
@@ -255,13 +338,13 @@ double mixed_nw_cv_ls(const mixed_spec& spec, const_matrix_view<double> x,
   check_cv_rows(x, what);
   const prepared p = prepare(spec, x, true, what);
   check_y(y, x, what);
-  const auto r2 = per_row(p, x, x, true, y, [&](index i, const row_sums& r) {
-    if (r.m == -kInf) return kInf;
-    const double e = y[std::size_t(i)] - r.t / r.s;
-    return e * e;
-  });
-  // Summed in row order: the same number whatever the thread count.
-  return std::accumulate(r2.begin(), r2.end(), 0.0) / double(x.rows);
+  const loo_rows r = loo_sums(p, x, y);
+  double sum = 0;
+  for (std::size_t i = 0; i < r.mean.size(); ++i) {
+    if (std::isnan(r.mean[i])) return kInf;
+    sum += (y[i] - r.mean[i]) * (y[i] - r.mean[i]);
+  }
+  return sum / double(x.rows);
 }
 
 std::vector<double> mixed_density(const mixed_spec& spec, const_matrix_view<double> x,
@@ -270,7 +353,7 @@ std::vector<double> mixed_density(const mixed_spec& spec, const_matrix_view<doub
   const prepared p = prepare(spec, x, false, what);
   check_rows(spec, xq, what, "xq");
   const double log_scale = p.log_norm - std::log(double(x.rows));
-  return per_row(p, x, xq, false, {}, [&](index, const row_sums& r) {
+  return per_row(p, x, xq, {}, [&](const row_sums& r) {
     return r.m == -kInf ? 0.0 : std::exp(r.m + std::log(r.s) + log_scale);
   });
 }
@@ -279,12 +362,10 @@ double mixed_density_cv_ml(const mixed_spec& spec, const_matrix_view<double> x) 
   constexpr const char* what = "mixed_density_cv_ml";
   check_cv_rows(x, what);
   const prepared p = prepare(spec, x, true, what);
-  const auto log_f = per_row(p, x, x, true, {}, [&](index, const row_sums& r) {
-    return r.m == -kInf ? -kInf : r.m + std::log(r.s) + p.log_norm;
-  });
+  const loo_rows r = loo_sums(p, x, {});
   double sum = 0;
-  for (const double v : log_f) sum += v;
-  return -sum;
+  for (const double v : r.log_s) sum += v + p.log_norm;
+  return -sum;  // +inf where a row has no weight
 }
 
 std::vector<double> mixed_normal_reference(const mixed_spec& spec, const_matrix_view<double> x) {
@@ -306,22 +387,29 @@ std::vector<double> mixed_normal_reference(const mixed_spec& spec, const_matrix_
 
 namespace {
 
-// The search's coordinates: h = h₀ e^t (continuous), λ = upper · logistic(t) (categorical),
-// t clamped to [−40, 40] (h within 1e±17 of the start; λ within 1e-17 of its range's ends).
+// The search's coordinates: h = h₀ e^t (continuous, t clamped to [−40, 40]: h within 1e±17 of
+// the start), λ = upper · sin²(t/2) (categorical: both ends of the range at finite t, 0 and π,
+// where the objective is stationary in t, so the simplex converges onto an end like onto an
+// interior minimum — a logistic map would make it creep along its flat tail instead).
 struct box_map {
   std::vector<column_type> types;
   std::vector<double> scale;  // h₀ or the upper end of λ's range
   static constexpr double kMaxT = 40;
 
   double bandwidth(std::size_t k, double t) const {
-    t = std::clamp(t, -kMaxT, kMaxT);
-    return types[k] == column_type::continuous ? scale[k] * std::exp(t)
-                                               : scale[k] / (1 + std::exp(-t));
+    if (types[k] == column_type::continuous)
+      return scale[k] * std::exp(std::clamp(t, -kMaxT, kMaxT));
+    const double s = std::sin(t / 2);
+    return std::min(scale[k] * (s * s), scale[k]);
   }
   double coordinate(std::size_t k, double b) const {
     if (types[k] == column_type::continuous) return std::log(b / scale[k]);
-    const double u = b / scale[k];
-    return u <= 0 ? -kMaxT : u >= 1 ? kMaxT : std::clamp(std::log(u / (1 - u)), -kMaxT, kMaxT);
+    return 2 * std::asin(std::sqrt(std::clamp(b / scale[k], 0.0, 1.0)));
+  }
+  // How far apart two coordinates are: in t for h (relative change), in λ / upper for λ.
+  double spread(std::size_t k, double t1, double t2) const {
+    if (types[k] == column_type::continuous) return std::abs(t1 - t2);
+    return std::abs(bandwidth(k, t1) - bandwidth(k, t2)) / scale[k];
   }
   std::vector<double> bandwidths(const std::vector<double>& t) const {
     std::vector<double> b(t.size());
@@ -348,8 +436,8 @@ struct tracked_objective {
 };
 
 // Nelder–Mead (reflection 1, expansion 2, contraction ½, shrink ½) in the box coordinates from
-// t0 with one initial step per coordinate; stops when the simplex spans < 1e-9 in t and its
-// values agree to 1e-14 relative, or after max_evals.
+// t0 with one initial step per coordinate; stops when the simplex spans < 1e-6 (box_map::spread)
+// and its values agree to 1e-12 relative, or after max_evals.
 void nelder_mead(tracked_objective& f, const box_map& map, std::vector<double> t0,
                  const std::vector<double>& step, int max_evals) {
   const std::size_t d = t0.size();
@@ -365,8 +453,9 @@ void nelder_mead(tracked_objective& f, const box_map& map, std::vector<double> t
     const std::size_t lo = order[0], hi = order[d], second = order[d - 1];
     double span = 0;
     for (std::size_t i = 0; i <= d; ++i)
-      for (std::size_t k = 0; k < d; ++k) span = std::max(span, std::abs(pts[i][k] - pts[lo][k]));
-    if (span < 1e-9 && std::abs(fv[hi] - fv[lo]) <= 1e-14 * std::abs(fv[lo]) + 1e-300) break;
+      for (std::size_t k = 0; k < d; ++k)
+        span = std::max(span, map.spread(k, pts[i][k], pts[lo][k]));
+    if (span < 1e-6 && std::abs(fv[hi] - fv[lo]) <= 1e-12 * std::abs(fv[lo]) + 1e-300) break;
     std::vector<double> mid(d, 0.0);
     for (std::size_t i = 0; i <= d; ++i)
       if (i != hi)
@@ -405,7 +494,7 @@ void nelder_mead(tracked_objective& f, const box_map& map, std::vector<double> t
 }
 
 // One coordinate of the best point: the ends of a λ's range, then a golden-section search over
-// t ± 1.5 (skipped at an end of the range, where t is clamped). Keeps only improvements (f does).
+// t ± 0.3. Keeps only improvements (f does).
 void refine_coordinate(tracked_objective& f, const box_map& map, std::size_t k) {
   if (map.types[k] != column_type::continuous)
     for (const double end : {0.0, map.scale[k]}) {
@@ -414,16 +503,15 @@ void refine_coordinate(tracked_objective& f, const box_map& map, std::size_t k) 
       f(bw);
     }
   const double t = map.coordinate(k, f.best.bandwidth[k]);
-  if (std::abs(t) >= box_map::kMaxT) return;
   const auto at = [&](double s) {
     auto bw = f.best.bandwidth;
     bw[k] = map.bandwidth(k, s);
     return f(bw);
   };
   const double g = (std::sqrt(5.0) - 1) / 2;
-  double a = t - 1.5, b = t + 1.5, c = b - g * (b - a), e = a + g * (b - a);
+  double a = t - 0.3, b = t + 0.3, c = b - g * (b - a), e = a + g * (b - a);
   double fc = at(c), fe = at(e);
-  for (int it = 0; it < 36; ++it) {
+  for (int it = 0; it < 14; ++it) {
     if (fc < fe) {
       b = e, e = c, fe = fc, c = b - g * (b - a), fc = at(c);
     } else {
@@ -474,19 +562,21 @@ mixed_search_result mixed_bandwidth_search(const mixed_objective& objective,
         types[k] == column_type::ordered ? 1.0 : (double(levels[k]) - 1) / double(levels[k]);
     const double u =
         std::clamp(std::isfinite(start[k]) ? start[k] / map.scale[k] : 0.5, 0.02, 0.98);
-    t0[k] = std::log(u / (1 - u));
-    step[k] = 1.0;
+    t0[k] = map.coordinate(k, u * map.scale[k]);
+    step[k] = 0.5;
   }
   tracked_objective f{objective};
   const int budget = 300 * int(d + 1);
   nelder_mead(f, map, t0, step, budget);
-  std::vector<double> t(d);
-  for (std::size_t k = 0; k < d; ++k) t[k] = map.coordinate(k, f.best.bandwidth[k]);
-  nelder_mead(f, map, t, step, budget);  // a restart: a fresh simplex from the best point
-  for (int pass = 0; pass < 3; ++pass) {
+  for (int round = 0; round < 3; ++round) {
     const double before = f.best.objective;
     for (std::size_t k = 0; k < d; ++k) refine_coordinate(f, map, k);
-    if (!(f.best.objective < before - 1e-13 * std::abs(before))) break;
+    if (!(f.best.objective < before - 1e-10 * std::abs(before))) break;
+    // The coordinates found better ground than Nelder–Mead's end: a fresh, smaller simplex there.
+    std::vector<double> t(d);
+    for (std::size_t k = 0; k < d; ++k) t[k] = map.coordinate(k, f.best.bandwidth[k]);
+    for (auto& st : step) st *= 0.3;
+    nelder_mead(f, map, t, step, budget);
   }
   return f.best;
 }

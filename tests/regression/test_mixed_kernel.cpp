@@ -13,6 +13,7 @@
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <numbers>
 #include <random>
 #include <string>
 #include <vector>
@@ -134,19 +135,114 @@ TEST(MixedKernel, SearchReachesStatsmodelsOptimum) {
 
 TEST(MixedKernel, CountedLevelsAreStatsmodelsLeaveOneOutCounts) {
   // Given levels equal to the data's count change nothing, except in a leave-one-out sum that
-  // leaves out a level's only point: statsmodels (and levels = 0) count c − 1 levels there.
+  // leaves out a level's only point: statsmodels (and levels = 0) count c − 1 levels there, which
+  // scales that row's weights by (c − 1)/(c − 2) — cancelling in the regression, not the density.
   for (const auto& c : cases()) {
+    SCOPED_TRACE(c["name"].get<std::string>());
     const auto x = rows_of(c["x"]);
     const auto y = c["y"].get<std::vector<double>>();
     auto spec = spec_of(c["var_type"], c["given"][0]["bw"].get<std::vector<double>>());
-    const double counted = mixed_nw_cv_ls(spec, x.cview(), y);
+    const double ls_counted = mixed_nw_cv_ls(spec, x.cview(), y);
+    const double ml_counted = mixed_density_cv_ml(spec, x.cview());
     spec.levels = c["levels"].get<std::vector<index>>();
-    const double given = mixed_nw_cv_ls(spec, x.cview(), y);
-    if (c["name"] == "singleton_level")
-      EXPECT_NE(counted, given);
-    else
-      EXPECT_EQ(counted, given) << c["name"];
+    EXPECT_EQ(mixed_nw_cv_ls(spec, x.cview(), y), ls_counted);
+    const double shift = c["name"] == "singleton_level" ? std::log(3.0 / 2.0) : 0.0;
+    EXPECT_NEAR(mixed_density_cv_ml(spec, x.cview()) - shift, ml_counted,
+                1e-12 * std::abs(ml_counted));
   }
+}
+
+// The naive reference, statsmodels' gpke term by term: products of the kernels' values (no
+// logarithms), levels counted among the rows summed over, the left-out row removed.
+struct naive_sums {
+  double s = 0, t = 0;
+};
+
+naive_sums naive_row(const mixed_spec& spec, const matrix<double>& x, std::span<const double> y,
+                     const double* q, index skip) {
+  const index d = x.cols();
+  std::vector<double> levels(std::size_t(d), 0);
+  for (index k = 0; k < d; ++k) {
+    std::vector<double> codes;
+    for (index j = 0; j < x.rows(); ++j)
+      if (j != skip) codes.push_back(x(j, k));
+    std::sort(codes.begin(), codes.end());
+    levels[std::size_t(k)] = double(std::unique(codes.begin(), codes.end()) - codes.begin());
+  }
+  naive_sums r;
+  for (index j = 0; j < x.rows(); ++j) {
+    if (j == skip) continue;
+    double w = 1;
+    for (index k = 0; k < d; ++k) {
+      const double h = spec.bandwidth[std::size_t(k)], dx = q[k] - x(j, k);
+      switch (spec.types[std::size_t(k)]) {
+        case column_type::continuous:
+          w *= std::exp(-dx * dx / (2 * h * h)) / std::sqrt(2 * std::numbers::pi) / h;
+          break;
+        case column_type::unordered:
+          w *= dx == 0 ? 1 - h : h / (levels[std::size_t(k)] - 1);
+          break;
+        case column_type::ordered:
+          w *= dx == 0 ? 1 - h : 0.5 * (1 - h) * std::pow(h, std::abs(dx));
+          break;
+      }
+    }
+    r.s += w;
+    r.t += w * y[std::size_t(j)];
+  }
+  return r;
+}
+
+TEST(MixedKernel, EqualsTheNaiveReference) {
+  // A singleton level in the unordered column, an ordered column with gaps, two continuous.
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> z;
+  const index n = 47;
+  matrix<double> x(n, 4), xq(9, 4);
+  std::vector<double> y(static_cast<std::size_t>(n));
+  for (index i = 0; i < n; ++i) {
+    x(i, 0) = z(rng), x(i, 1) = double(i % 3), x(i, 2) = double((i * 7) % 5) * 2, x(i, 3) = z(rng);
+    y[std::size_t(i)] = x(i, 0) + x(i, 1) - 0.2 * x(i, 2) + 0.3 * z(rng);
+  }
+  x(20, 1) = 3;  // level 3 once
+  for (index i = 0; i < xq.rows(); ++i)
+    for (index k = 0; k < 4; ++k) xq(i, k) = k == 0 || k == 3 ? z(rng) : x(i * 5, k);
+  for (const auto& bw :
+       {std::vector<double>{0.4, 0.3, 0.5, 0.7}, {1.2, 0.05, 0.95, 0.2}, {0.9, 0.6, 0.0, 0.3}}) {
+    const auto spec = spec_of("cuoc", bw);
+    const auto fit = mixed_nw(spec, x.cview(), y, xq.cview());
+    const auto pdf = mixed_density(spec, x.cview(), xq.cview());
+    for (index i = 0; i < xq.rows(); ++i) {
+      const auto r = naive_row(spec, x, y, xq.cview().row(i), -1);
+      EXPECT_NEAR(fit[std::size_t(i)], r.t / r.s, 1e-12 * std::abs(r.t / r.s));
+      EXPECT_NEAR(pdf[std::size_t(i)], r.s / double(n), 1e-12 * r.s / double(n));
+    }
+    double ls = 0, ml = 0;
+    for (index i = 0; i < n; ++i) {
+      const auto r = naive_row(spec, x, y, x.cview().row(i), i);
+      ls += (y[std::size_t(i)] - r.t / r.s) * (y[std::size_t(i)] - r.t / r.s) / double(n);
+      ml -= std::log(r.s);
+    }
+    EXPECT_NEAR(mixed_nw_cv_ls(spec, x.cview(), y), ls, 1e-12 * ls);
+    EXPECT_NEAR(mixed_density_cv_ml(spec, x.cview()), ml, 1e-12 * std::abs(ml));
+  }
+}
+
+TEST(MixedKernel, APointFarFromAllOthersKeepsItsFit) {
+  // Every gaussian weight of the last point underflows (e^{-19880}); statsmodels answers nan.
+  matrix<double> x(5, 2, {0, 0, 0.1, 1, 0.2, 0, 0.3, 1, 100, 0});
+  const std::vector<double> y{1, 2, 3, 4, 5};
+  const auto spec = spec_of("cu", {0.5, 0.25});
+  matrix<double> q(1, 2, {1000, 1});
+  EXPECT_DOUBLE_EQ(mixed_nw(spec, x.cview(), y, q.cview())[0], 5.0);
+  // Left out, the last point's fit is the nearest one's y (the next is e^{-40} behind).
+  double ls = (5.0 - 4.0) * (5.0 - 4.0);
+  for (index i = 0; i < 4; ++i) {
+    const auto r = naive_row(spec, x, y, x.cview().row(i), i);
+    ls += (y[std::size_t(i)] - r.t / r.s) * (y[std::size_t(i)] - r.t / r.s);
+  }
+  EXPECT_NEAR(mixed_nw_cv_ls(spec, x.cview(), y), ls / 5, 1e-12 * ls);
+  EXPECT_TRUE(std::isfinite(mixed_density_cv_ml(spec, x.cview())));
 }
 
 TEST(MixedKernel, UniformCategoricalKernelDropsTheColumn) {

@@ -21,12 +21,15 @@
 //     log: no 1/(n − 1), so it is −Σ log f̂_{−i} − n log(n − 1); the same minimizer)
 //   - normal reference: 1.06 σ_k n^(−1/(4+q)) for EVERY column (σ with ddof 0, q all columns),
 //     categorical codes included — it can exceed a λ's range; the search clips its start.
-// Departures: where a sum has no weight (λ = 0 on a level absent from the data, or every
-// gaussian underflowing) statsmodels answers nan; here the fit is NaN, the density 0 and a CV
-// objective +inf, so a minimizer steps away. Weights are summed in the log domain with the
-// row's maximum factored out: no underflow before that. statsmodels minimizes with scipy's
-// unbounded fmin from the normal reference and can leave the λ ranges (an ordered λ > 1);
-// mixed_bandwidth_search stays inside them. Cost: O(n·m·d) over all pairs, parallel over rows.
+// Departures: where a sum has no weight (λ = 0 on a level absent from the data, λ = 1 on an
+// ordered column) statsmodels answers nan; here the fit is NaN, the density 0 and a CV objective
+// +inf, so a minimizer steps away. Sums factor out their largest term where they would
+// underflow: a point far from all others (every gaussian < 1e-308) still has its fit.
+// statsmodels minimizes with scipy's unbounded fmin from the normal reference and can leave the
+// λ ranges (on the fixtures an ordered λ of 2.08 or −0.13: no bandwidth of these kernels) or
+// fail from a start outside them (mtcars' cv_ml: nan at λ_cyl = 1.14); mixed_bandwidth_search
+// stays inside them. Cost: O(n·m·d) over all pairs for m queries, O(n²d/2) per CV objective
+// (each pair once); parallel over rows (OpenMP).
 #pragma once
 
 #include <functional>
@@ -76,9 +79,12 @@ struct mixed_search_result {
 
 // Minimizes `objective` over one bandwidth per column inside the box h > 0 (continuous),
 // λ ∈ [0, (c−1)/c] (unordered, c = levels[k]), λ ∈ [0, 1] (ordered): Nelder–Mead in
-// coordinates that map onto the box (h = h₀ e^t; λ = upper · logistic(t)), restarted once from
-// its result, then a pass of golden-section searches per coordinate that also tries the ends of
-// each λ's range. `start` is clipped into the box (2% inside a λ range's ends).
+// coordinates that map onto the box (h = h₀ e^t; λ = upper · sin²(t/2)) until the simplex spans
+// < 1e-6 (in t for h, in λ/upper for λ) and 1e-12 relative in value; then a pass over the
+// coordinates, each trying the ends of a λ's range and a golden-section search over t ± 0.3 —
+// where that gains more than 1e-10 relative, Nelder–Mead again from there (at most 3 rounds).
+// The result is the best point evaluated. `start` is clipped into the box (2% inside a λ range's
+// ends). Budget: 300 (d + 1) evaluations per Nelder–Mead run.
 mixed_search_result mixed_bandwidth_search(const mixed_objective& objective,
                                            std::span<const double> start,
                                            std::span<const column_type> types,
