@@ -16,6 +16,7 @@
 #include "kernelformer/model/saved_density.hpp"
 #include "kernelformer/regression/kde.hpp"
 #include "kernelformer/viz/plot.hpp"
+#include "mixed_data.hpp"
 
 namespace kf::cli {
 namespace {
@@ -24,6 +25,7 @@ struct kde_options {
   std::string data, x = "x", kernel = "gaussian", bandwidth = "silverman", at, out, summary, plot,
                     plot_criterion, criterion_csv;
   std::string save;  // MODEL.safetensors: the fitted estimate (model/saved_density.hpp)
+  std::string categorical, ordered;  // mixed data (mixed_data.cpp)
   index grid = 200, sample = 0;
   std::uint64_t seed = 0;
   std::string na = "error";
@@ -93,7 +95,28 @@ kde_fit fit_density(const kde_options& o, const any_kernel& kernel, const matrix
   }
 }
 
+// --categorical / --ordered: the density on product kernels (mixed_data.cpp).
+void run_mixed(const kde_options& o) {
+  if (o.kernel != "gaussian" || o.exact || o.sample > 0 || !o.save.empty())
+    throw user_error(
+        "--categorical/--ordered take the gaussian for continuous columns, no "
+        "--kernel, --exact, --sample or --save");
+  if (dist::size() > 1) throw mpi_refusal("under mpirun, mixed data are not sharded");
+  mixed_request q;
+  q.data = o.data;
+  q.at = o.at;
+  q.xcols = split_list(o.x, "--x");
+  q.categorical = o.categorical;
+  q.ordered = o.ordered;
+  q.bandwidth = o.bandwidth;
+  q.na = o.na;
+  q.out = {o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv};
+  q.quiet = o.quiet;
+  run_mixed_kde(q);
+}
+
 void run(const kde_options& o) {
+  if (mixed_requested(o.categorical, o.ordered)) return run_mixed(o);
   const any_kernel kernel = density_kernel(o.kernel);
   std::vector<double> fixed;
   const bandwidth_criterion crit = parse_bandwidth(o.bandwidth, bandwidth_for::density, fixed);
@@ -206,6 +229,12 @@ void add_kde(CLI::App& app) {
   sub->add_option("--at", o->at, "evaluate at the points of this CSV")->excludes(grid);
   sub->add_option("--out", o->out, "DENSITY.csv: x column(s), density");
   sub->add_option("--summary", o->summary, "SUMMARY.json: n, kernel, bandwidth, criterion, …");
+  sub->add_option("--categorical", o->categorical,
+                  "unordered categorical --x column(s), text or codes: Aitchison-Aitken kernels "
+                  "(statsmodels' KDEMultivariate var_type 'u'; --bandwidth cv-ml or "
+                  "normal-reference)");
+  sub->add_option("--ordered", o->ordered,
+                  "ordered categorical --x column(s): Wang-van Ryzin kernels (var_type 'o')");
   sub->add_option("--save", o->save,
                   "MODEL.safetensors: the fitted estimate (its data, kernel and bandwidths); kf "
                   "predict --model MODEL --input POINTS.csv gives the density at new points");

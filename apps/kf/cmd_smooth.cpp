@@ -18,6 +18,7 @@
 #include "kernelformer/model/saved_smoother.hpp"
 #include "kernelformer/regression/cross_validation.hpp"
 #include "kernelformer/regression/smoother.hpp"
+#include "mixed_data.hpp"
 #include "smooth_local_poly.hpp"
 #include "smooth_lowess.hpp"
 #include "smooth_outputs.hpp"
@@ -37,8 +38,9 @@ struct smooth_options {
   bool exact = false;
   std::string na = "error";
   bool quiet = false;
-  int degree = -1, derivative = 0;  // local polynomial (smooth_local_poly.cpp)
-  double span = 2.0 / 3.0;          // lowess
+  int degree = -1, derivative = 0;   // local polynomial (smooth_local_poly.cpp)
+  std::string categorical, ordered;  // mixed data (mixed_data.cpp)
+  double span = 2.0 / 3.0;           // lowess
   int iterations = 3;
   std::string delta = "auto";
   std::vector<const CLI::Option*> not_for_lowess;      // options lowess has no use for
@@ -279,8 +281,37 @@ void run_local_poly_method(const smooth_options& o) {
   run_local_poly(q);
 }
 
+// --categorical / --ordered: Nadaraya-Watson on product kernels (mixed_data.cpp).
+void run_mixed_method(const smooth_options& o) {
+  if (o.method != "nw")
+    throw user_error(
+        "--categorical/--ordered fit Nadaraya-Watson (local constant): drop --method " + o.method);
+  for (const CLI::Option* opt : o.not_for_local_poly)
+    if (opt->count() > 0)
+      throw user_error(
+          fmt::format("{} does not apply with --categorical/--ordered", opt->get_name()));
+  if (o.degree >= 0 || o.derivative > 0 || o.exact || o.kernel != "gaussian")
+    throw user_error(
+        "--categorical/--ordered take the gaussian for continuous columns, no "
+        "--degree, --derivative, --exact or --kernel");
+  if (dist::size() > 1) throw mpi_refusal("under mpirun, mixed data are not sharded");
+  mixed_request q;
+  q.data = o.data;
+  q.at = o.at;
+  q.xcols = split_list(o.x, "--x");
+  q.y = o.y;
+  q.categorical = o.categorical;
+  q.ordered = o.ordered;
+  q.bandwidth = o.bandwidth;
+  q.na = o.na;
+  q.out = {o.out, o.summary, o.plot, o.plot_criterion, o.criterion_csv};
+  q.quiet = o.quiet;
+  run_mixed_smooth(q);
+}
+
 void run(const smooth_options& o) {
   if (o.method == "lowess") return run_lowess_method(o);
+  if (mixed_requested(o.categorical, o.ordered)) return run_mixed_method(o);
   if (o.degree >= 2 || o.derivative > 0) return run_local_poly_method(o);
   bandwidth_criterion crit{};
   regression_spec spec = smooth_spec(o, crit);
@@ -369,6 +400,7 @@ constexpr const char* kSmoothFooter =
     "  kf smooth data.csv --x t --y v --cv groups:site  # leave one site out\n"
     "  kf smooth data.csv --x t --y v --degree 3 --plot cubic.svg  # local cubic, band\n"
     "  kf smooth data.csv --x t --y v --derivative 1 --out slope.csv  # m'(x) and its se\n"
+    "  kf smooth cars.csv --x hp,am,cyl --y mpg --categorical am --ordered cyl  # mixed data\n"
     "  kf smooth data.csv --x t --y v --method lowess --out fit.csv --plot fit.png  # as R\n"
     "  kf smooth data.csv --method lowess --span 0.3 --iterations 0 --delta 0\n"
     "  mpirun -np 4 kf smooth big.csv --x t --y v --out fit.csv  # points over 4 ranks\n"
@@ -442,6 +474,12 @@ void add_smooth(CLI::App& app) {
                   "neighbours for knn: a number, or cv (leave-one-out CV over 1..k-max)")
       ->capture_default_str();
   sub->add_option("--k-max", o->k_max, "largest k tried by --k cv")->capture_default_str();
+  sub->add_option("--categorical", o->categorical,
+                  "unordered categorical --x column(s), text or codes: Aitchison-Aitken kernels "
+                  "in product with gaussians (nw; statsmodels' KernelReg var_type 'u')");
+  sub->add_option("--ordered", o->ordered,
+                  "ordered categorical --x column(s), numbers (their distance counts) or text "
+                  "(sorted): Wang-van Ryzin kernels (var_type 'o')");
   sub->add_option("--degree", o->degree,
                   "local polynomial degree 0..3 (0: nw, 1: local-linear, 2-3: local quadratic or "
                   "cubic fits; one --x column)");
