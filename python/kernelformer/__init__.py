@@ -9,8 +9,8 @@ computed by the C++ library (kernelformer._kernelformer) on numpy arrays without
     kf.kernels()                                               # every kernel and its formula
 
 scikit-learn estimators (imported on first use): NadarayaWatsonRegressor, LocalLinearRegressor,
-KNNRegressor, LowessRegressor, LocalPolynomialRegressor, KernelDensity, KernelClassifier,
-KNNClassifier. PyTorch: kernelformer.torch (smooth as an autograd Function,
+KNNRegressor, LowessRegressor, LocalPolynomialRegressor, MixedNadarayaWatsonRegressor,
+KernelDensity, MixedKernelDensity, KernelClassifier, KNNClassifier. PyTorch: kernelformer.torch (smooth as an autograd Function,
 KernelAttention). docs/python.md has a tour.
 """
 from . import _kernelformer
@@ -31,6 +31,8 @@ _LAZY = {
     "KNNRegressor": "regression",
     "LowessRegressor": "regression",
     "LocalPolynomialRegressor": "local_poly",
+    "MixedNadarayaWatsonRegressor": "mixed",
+    "MixedKernelDensity": "mixed",
     "KernelDensity": "density",
     "KernelClassifier": "classification",
     "KNNClassifier": "classification",

@@ -25,6 +25,7 @@ import tempfile
 from typing import Sequence
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 __all__ = ["load_model", "save_model"]
 
@@ -83,11 +84,18 @@ def _bandwidths(path, text):
     return h
 
 
-def load_model(path: str):
+def load_model(path: str) -> BaseEstimator:
     """A fitted estimator from a file of `kf smooth --save` (NadarayaWatsonRegressor,
     LocalLinearRegressor or KNNRegressor) or `kf kde --save` (KernelDensity), refitted on its
     data at the saved bandwidth (or k): its predictions are what `kf predict --model` gives.
-    `model_info_` holds the file's column names, criterion, route and command."""
+    `model_info_` holds the file's column names, criterion, route and command.
+
+    >>> import numpy as np, os, tempfile, kernelformer as kf
+    >>> path = os.path.join(tempfile.mkdtemp(), "kde.safetensors")
+    >>> kf.save_model(kf.KernelDensity(bandwidth=0.5).fit(np.c_[[0.0, 1.0, 2.0]]), path)
+    >>> kf.load_model(path).bandwidth_.tolist()
+    [0.5]
+    """
     from .density import KernelDensity
     from .regression import KNNRegressor, LocalLinearRegressor, NadarayaWatsonRegressor
     path = os.fspath(path)
@@ -138,7 +146,15 @@ def _kernel_text(est):
 def save_model(est, path: str, x_names: Sequence[str] = None, y_name: str = "y") -> None:
     """Writes a fitted NadarayaWatsonRegressor, LocalLinearRegressor, KNNRegressor (one output)
     or KernelDensity as `kf smooth --save` / `kf kde --save` would: `kf predict --model PATH`
-    and load_model read it. Written to a temporary file beside PATH, then renamed."""
+    and load_model read it. Written to a temporary file beside PATH, then renamed.
+
+    >>> import numpy as np, os, tempfile, kernelformer as kf
+    >>> x = np.linspace(0, 1, 20)[:, None]
+    >>> path = os.path.join(tempfile.mkdtemp(), "nw.safetensors")
+    >>> kf.save_model(kf.NadarayaWatsonRegressor(bandwidth=0.2).fit(x, x[:, 0]), path, ["t"])
+    >>> kf.load_model(path).model_info_["x_names"]
+    ['t']
+    """
     from .density import KernelDensity
     from .regression import KNNRegressor, LocalLinearRegressor, NadarayaWatsonRegressor
     if getattr(est, "estimators_", None) is not None:

@@ -144,5 +144,6 @@ void bind_smooth(py::module_& m);
 void bind_regression(py::module_& m);
 void bind_classifier(py::module_& m);
 void bind_local_poly(py::module_& m);
+void bind_mixed(py::module_& m);
 
 }  // namespace kf::py_bind

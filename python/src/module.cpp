@@ -206,4 +206,5 @@ PYBIND11_MODULE(_kernelformer, m) {
   bind_regression(m);
   bind_classifier(m);
   bind_local_poly(m);
+  bind_mixed(m);
 }

@@ -15,7 +15,8 @@ import pytest
 import kernelformer as kf
 
 _MODULES = ("kernelformer._primitive", "kernelformer.regression", "kernelformer.density",
-            "kernelformer.classification", "kernelformer.torch")
+            "kernelformer.classification", "kernelformer.torch", "kernelformer.local_poly",
+            "kernelformer.mixed", "kernelformer.saved")
 
 
 def _public_objects():
