@@ -404,11 +404,13 @@ local_poly_eval local_poly_all_pairs(const any_kernel& kernel, int degree, int d
 }  // namespace detail
 
 namespace detail {
-local_poly_grid local_poly_binned_grid(const any_kernel& kernel, int degree, int derivative,
-                                       std::span<const double> x, std::span<const double> y,
-                                       index grid, double cut) {
+std::vector<local_poly_grid> local_poly_binned_grids(const any_kernel& kernel, int degree,
+                                                     std::span<const int> derivatives,
+                                                     std::span<const double> x,
+                                                     std::span<const double> y, index grid,
+                                                     double cut) {
   const char* route = "local_poly_binned";
-  check_arguments(route, kernel, degree, derivative, x, y, {});
+  for (int v : derivatives) check_arguments(route, kernel, degree, v, x, y, {});
   if (grid < 2) fail(route, fmt::format("grid = {} must be at least 2", grid));
   if (!(cut >= 0) || !std::isfinite(cut))
     fail(route, fmt::format("cut = {} must be 0 (the kernel's own reach) or positive", cut));
@@ -423,8 +425,18 @@ local_poly_grid local_poly_binned_grid(const any_kernel& kernel, int degree, int
   for (std::size_t l = 0; l < kv.size(); ++l) kv[l] = kernel_at_distance(kernel, double(l) * delta);
   std::vector<double> c, cy;
   bin_linear(x, y, a, delta, grid, c, cy);
-  const binned_moments bm = convolve(c, cy, kv, degree, delta, h);
-  return {a, delta, solve_nodes(bm, derivative, h, kernel_at_distance(kernel, 0.0))};
+  const binned_moments bm = convolve(c, cy, kv, degree, delta, h);  // shared by every ν
+  std::vector<local_poly_grid> out;
+  for (int v : derivatives)
+    out.push_back({a, delta, solve_nodes(bm, v, h, kernel_at_distance(kernel, 0.0))});
+  return out;
+}
+
+local_poly_grid local_poly_binned_grid(const any_kernel& kernel, int degree, int derivative,
+                                       std::span<const double> x, std::span<const double> y,
+                                       index grid, double cut) {
+  const int v[1] = {derivative};
+  return std::move(local_poly_binned_grids(kernel, degree, v, x, y, grid, cut)[0]);
 }
 
 local_poly_eval local_poly_interpolate(const local_poly_grid& g, std::span<const double> xq) {

@@ -56,8 +56,8 @@ criterion_values criteria_at(const local_poly_spec& spec, double h, std::span<co
                              std::span<const double> y, double cells_per_h, index* undefined,
                              grid_ptr* grid = nullptr) {
   local_poly_eval e;
-  if (binned_route(spec, x)) {
-    grid_ptr g = grid_at(spec, h, 0, x, y, cells_per_h);
+  if (binned_route(spec, x)) {  // the function's grid: given (*grid set), or made here
+    grid_ptr g = grid && *grid ? *grid : grid_at(spec, h, 0, x, y, cells_per_h);
     e = detail::local_poly_interpolate(*g, x);
     if (grid) *grid = std::move(g);
   } else {
@@ -152,12 +152,17 @@ local_poly_fit local_poly_fit_data(local_poly_spec spec, std::vector<double> x,
                  : (f.spec.exact ? std::string("--exact")
                                  : fmt::format("{} < {} points", f.x.size(), f.spec.binned_min_n));
   grid_ptr function_grid;
+  if (binned && f.spec.derivative > 0) {  // the function's and the derivative's grids at once
+    const int v[2] = {0, f.spec.derivative};
+    auto g =
+        detail::local_poly_binned_grids(kernel_at(f.spec, f.spec.bandwidth), f.spec.degree, v, f.x,
+                                        f.y, grid_for(f.x, f.spec.bandwidth, f.spec.cells_per_h));
+    function_grid = std::make_shared<const detail::local_poly_grid>(std::move(g[0]));
+    f.grid = std::make_shared<const detail::local_poly_grid>(std::move(g[1]));
+  }
   const criterion_values c = criteria_at(f.spec, f.spec.bandwidth, f.x, f.y, f.spec.cells_per_h,
                                          &f.undefined, &function_grid);
-  if (binned)  // what predictions interpolate: the function's grid, or its derivative's
-    f.grid = f.spec.derivative == 0 ? function_grid
-                                    : grid_at(f.spec, f.spec.bandwidth, f.spec.derivative, f.x, f.y,
-                                              f.spec.cells_per_h);
+  if (binned && f.spec.derivative == 0) f.grid = function_grid;  // what predictions interpolate
   if (f.undefined == static_cast<index>(f.x.size()))
     fail(
         fmt::format("bandwidth {:.6g} leaves the fit undefined at every point (too small for "

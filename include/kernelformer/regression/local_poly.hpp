@@ -93,6 +93,12 @@ struct local_poly_grid {
 local_poly_grid local_poly_binned_grid(const any_kernel& kernel, int degree, int derivative,
                                        std::span<const double> x, std::span<const double> y,
                                        index grid, double cut = 0);
+// The same grid for several derivatives at once: one binning and one set of moments.
+std::vector<local_poly_grid> local_poly_binned_grids(const any_kernel& kernel, int degree,
+                                                     std::span<const int> derivatives,
+                                                     std::span<const double> x,
+                                                     std::span<const double> y, index grid,
+                                                     double cut = 0);
 local_poly_eval local_poly_interpolate(const local_poly_grid& g, std::span<const double> xq);
 }  // namespace detail
 
