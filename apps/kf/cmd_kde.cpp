@@ -115,6 +115,22 @@ void run_mixed(const kde_options& o) {
   run_mixed_kde(q);
 }
 
+// The one-line report (and the warnings) after the outputs are written.
+void print_report(const kde_options& o, const kde_fit& fit, index n, const std::string& source) {
+  fmt::print(
+      "kf kde: {} points from {}, kernel {}, bandwidth = {:.6g} ({}), {} = {:.6g}, route {} "
+      "({})\n",
+      n, source, kernel_name(fit.kernel), fmt::join(fit.bandwidth, ", "),
+      bandwidth_criterion_name(fit.criterion),
+      fit.criterion == bandwidth_criterion::cv_ls ? "cv_ls" : "cv_ml (−mean LOO log density)",
+      fit.criterion_value, kde_route_name(fit), fit.route.why);
+  if (fit.at_search_boundary)
+    fmt::print(stderr,
+               "kf kde: warning: the best bandwidth is at the edge of the searched range\n");
+  if (!o.out.empty() && o.sample > 0)
+    fmt::print("kf kde: {} holds {} draws from the estimate\n", o.out, o.sample);
+}
+
 void run(const kde_options& o) {
   if (mixed_requested(o.categorical, o.ordered)) return run_mixed(o);
   const any_kernel kernel = density_kernel(o.kernel);
@@ -183,19 +199,7 @@ void run(const kde_options& o) {
   if (!o.criterion_csv.empty()) writer.stage(o.criterion_csv, criterion_csv(fit.curve));
   if (!dist::is_root()) return;  // under mpirun rank 0 writes
   writer.commit();
-  if (o.quiet) return;
-  fmt::print(
-      "kf kde: {} points from {}, kernel {}, bandwidth = {:.6g} ({}), {} = {:.6g}, route {} "
-      "({})\n",
-      x.rows(), table.source, kernel_name(kernel), fmt::join(fit.bandwidth, ", "),
-      bandwidth_criterion_name(fit.criterion),
-      fit.criterion == bandwidth_criterion::cv_ls ? "cv_ls" : "cv_ml (−mean LOO log density)",
-      fit.criterion_value, kde_route_name(fit), fit.route.why);
-  if (fit.at_search_boundary)
-    fmt::print(stderr,
-               "kf kde: warning: the best bandwidth is at the edge of the searched range\n");
-  if (!o.out.empty() && o.sample > 0)
-    fmt::print("kf kde: {} holds {} draws from the estimate\n", o.out, o.sample);
+  if (!o.quiet) print_report(o, fit, x.rows(), table.source);
 }
 
 }  // namespace

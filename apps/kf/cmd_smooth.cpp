@@ -438,6 +438,30 @@ void add_lowess_options(CLI::App* sub, smooth_options& o) {
       ->capture_default_str();
 }
 
+// The options that choose another smoother or another cross-validation: categorical columns,
+// local polynomials and derivatives, k-fold or grouped CV.
+void add_choice_options(CLI::App* sub, smooth_options& o) {
+  sub->add_option("--categorical", o.categorical,
+                  "unordered categorical --x column(s), text or codes: Aitchison-Aitken kernels "
+                  "in product with gaussians (nw; statsmodels' KernelReg var_type 'u')");
+  sub->add_option("--ordered", o.ordered,
+                  "ordered categorical --x column(s), numbers (their distance counts) or text "
+                  "(sorted): Wang-van Ryzin kernels (var_type 'o')");
+  sub->add_option("--degree", o.degree,
+                  "local polynomial degree 0..3 (0: nw, 1: local-linear, 2-3: local quadratic or "
+                  "cubic fits; one --x column)");
+  sub->add_option("--derivative", o.derivative,
+                  "report the V-th derivative of the regression function (V <= degree; the degree "
+                  "defaults to V + 1), with its standard error")
+      ->capture_default_str();
+  sub->add_option("--cv", o.cv,
+                  "how --bandwidth cv and --k cv hold points out: loo (leave-one-out, closed "
+                  "form), kfold:K (K folds, shuffled by --cv-seed), groups:COLUMN (leave one "
+                  "group out: one fold per value of COLUMN)")
+      ->capture_default_str();
+  sub->add_option("--cv-seed", o.cv_seed, "the shuffle of --cv kfold:K")->capture_default_str();
+}
+
 }  // namespace
 
 void add_smooth(CLI::App& app) {
@@ -474,25 +498,7 @@ void add_smooth(CLI::App& app) {
                   "neighbours for knn: a number, or cv (leave-one-out CV over 1..k-max)")
       ->capture_default_str();
   sub->add_option("--k-max", o->k_max, "largest k tried by --k cv")->capture_default_str();
-  sub->add_option("--categorical", o->categorical,
-                  "unordered categorical --x column(s), text or codes: Aitchison-Aitken kernels "
-                  "in product with gaussians (nw; statsmodels' KernelReg var_type 'u')");
-  sub->add_option("--ordered", o->ordered,
-                  "ordered categorical --x column(s), numbers (their distance counts) or text "
-                  "(sorted): Wang-van Ryzin kernels (var_type 'o')");
-  sub->add_option("--degree", o->degree,
-                  "local polynomial degree 0..3 (0: nw, 1: local-linear, 2-3: local quadratic or "
-                  "cubic fits; one --x column)");
-  sub->add_option("--derivative", o->derivative,
-                  "report the V-th derivative of the regression function (V <= degree; the degree "
-                  "defaults to V + 1), with its standard error")
-      ->capture_default_str();
-  sub->add_option("--cv", o->cv,
-                  "how --bandwidth cv and --k cv hold points out: loo (leave-one-out, closed "
-                  "form), kfold:K (K folds, shuffled by --cv-seed), groups:COLUMN (leave one "
-                  "group out: one fold per value of COLUMN)")
-      ->capture_default_str();
-  sub->add_option("--cv-seed", o->cv_seed, "the shuffle of --cv kfold:K")->capture_default_str();
+  add_choice_options(sub, *o);
   sub->add_flag("--exact", o->exact,
                 "exact sums instead of the binned route (1-D nw/local-linear from 5000 points, "
                 "2-D nw) or the neighbor search (knn). Compact kernels stay fast: sorted windows "

@@ -211,72 +211,55 @@ void check(const mixed_request& q, const char* cmd) {
 
 }  // namespace
 
-void run_mixed_smooth(const mixed_request& q) {
-  check(q, "smooth");
-  if (q.bandwidth != "cv" && q.bandwidth != "cv-ls" && q.bandwidth != "silverman" &&
-      q.bandwidth != "normal-reference" &&
-      !std::isdigit(static_cast<unsigned char>(q.bandwidth[0])))
-    throw user_error("--bandwidth " + q.bandwidth +
-                     ": with categorical columns expected cv (least squares), normal-reference or "
-                     "numbers (h or lambda per column)");
+namespace {
+
+// kf smooth (regression: cv = least squares) or kf kde (density: cv-ml = likelihood).
+void run_mixed(const mixed_request& q, bool density) {
+  const char* cmd = density ? "kde" : "smooth";
+  check(q, cmd);
+  const std::string search = density ? "cv-ml" : "cv";
+  const bool numbers =
+      !q.bandwidth.empty() &&
+      (std::isdigit(static_cast<unsigned char>(q.bandwidth[0])) || q.bandwidth[0] == '.');
+  const bool reference =
+      q.bandwidth == "silverman" || q.bandwidth == "scott" || q.bandwidth == "normal-reference";
+  const bool searched = q.bandwidth == search || (!density && q.bandwidth == "cv-ls");
+  if (!numbers && !reference && !searched)
+    throw user_error(
+        fmt::format("--bandwidth {}: with categorical columns expected {}, "
+                    "normal-reference or numbers (h or lambda per column)",
+                    q.bandwidth, search));
   const auto cols = columns_of(q);
   const mixed_data d = read(q.data, q, cols, nullptr);
   const mixed_data at = q.at.empty() ? d : read(q.at, q, cols, &d);
   mixed_spec s = spec_of(d);
   nlohmann::json js;
-  js["method"] = "nw (mixed kernels)";
+  js["method"] = density ? "kde (mixed kernels)" : "nw (mixed kernels)";
   try {
-    if (q.bandwidth == "cv" || q.bandwidth == "cv-ls") {
-      const auto r = mixed_nw_bandwidth_cv_ls(s, d.x.cview(), d.y);
+    if (searched) {
+      const auto r = density ? mixed_density_bandwidth_cv_ml(s, d.x.cview())
+                             : mixed_nw_bandwidth_cv_ls(s, d.x.cview(), d.y);
       s.bandwidth = r.bandwidth;
-      js["criterion"] = "cv_ls";
       js["search_evaluations"] = r.evaluations;
     } else {
       s.bandwidth = reference_or_given(q, s, d);
-      js["criterion"] =
-          std::isdigit(static_cast<unsigned char>(q.bandwidth[0])) ? "fixed" : "normal_reference";
     }
-    js["criterion_value"] = mixed_nw_cv_ls(s, d.x.cview(), d.y);
-    const auto fit = mixed_nw(s, d.x.cview(), d.y, at.x.cview());
-    if (!q.quiet) fmt::print("kf smooth: ");
-    finish(q, d, at, s.bandwidth, fit, "fit", js);
+    js["criterion"] =
+        searched ? (density ? "cv_ml" : "cv_ls") : (numbers ? "fixed" : "normal_reference");
+    js["criterion_value"] =
+        density ? mixed_density_cv_ml(s, d.x.cview()) : mixed_nw_cv_ls(s, d.x.cview(), d.y);
+    const auto values = density ? mixed_density(s, d.x.cview(), at.x.cview())
+                                : mixed_nw(s, d.x.cview(), d.y, at.x.cview());
+    if (!q.quiet) fmt::print("kf {}: ", cmd);
+    finish(q, d, at, s.bandwidth, values, density ? "density" : "fit", js);
   } catch (const std::invalid_argument& e) {
     throw user_error(fmt::format("{}: {}", d.source, e.what()));
   }
 }
 
-void run_mixed_kde(const mixed_request& q) {
-  check(q, "kde");
-  if (q.bandwidth != "cv-ml" && q.bandwidth != "silverman" && q.bandwidth != "scott" &&
-      q.bandwidth != "normal-reference" &&
-      !std::isdigit(static_cast<unsigned char>(q.bandwidth[0])))
-    throw user_error("--bandwidth " + q.bandwidth +
-                     ": with categorical columns expected cv-ml, normal-reference or numbers (h or "
-                     "lambda per column)");
-  const auto cols = columns_of(q);
-  const mixed_data d = read(q.data, q, cols, nullptr);
-  const mixed_data at = q.at.empty() ? d : read(q.at, q, cols, &d);
-  mixed_spec s = spec_of(d);
-  nlohmann::json js;
-  js["method"] = "kde (mixed kernels)";
-  try {
-    if (q.bandwidth == "cv-ml") {
-      const auto r = mixed_density_bandwidth_cv_ml(s, d.x.cview());
-      s.bandwidth = r.bandwidth;
-      js["criterion"] = "cv_ml";
-      js["search_evaluations"] = r.evaluations;
-    } else {
-      s.bandwidth = reference_or_given(q, s, d);
-      js["criterion"] =
-          std::isdigit(static_cast<unsigned char>(q.bandwidth[0])) ? "fixed" : "normal_reference";
-    }
-    js["criterion_value"] = mixed_density_cv_ml(s, d.x.cview());
-    const auto f = mixed_density(s, d.x.cview(), at.x.cview());
-    if (!q.quiet) fmt::print("kf kde: ");
-    finish(q, d, at, s.bandwidth, f, "density", js);
-  } catch (const std::invalid_argument& e) {
-    throw user_error(fmt::format("{}: {}", d.source, e.what()));
-  }
-}
+}  // namespace
+
+void run_mixed_smooth(const mixed_request& q) { run_mixed(q, false); }
+void run_mixed_kde(const mixed_request& q) { run_mixed(q, true); }
 
 }  // namespace kf::cli

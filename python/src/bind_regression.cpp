@@ -198,36 +198,9 @@ void bind_spec(py::module_& m) {
       .def_readwrite("per_point", &regression_spec::per_point);
 }
 
-// The smoother: fit (bandwidth or k chosen by a criterion), predictions with standard errors,
-// the criteria at a given bandwidth, and the route a fit takes.
-void bind_smoother(py::module_& m) {
-  m.def(
-      "regression_fit_data",
-      [](regression_spec spec, const py::array& x0, const py::array& y0,
-         bandwidth_criterion criterion, int threads, const py::object& folds0,
-         const std::string& folds_name) {
-        const carray<double> x = as_x(x0, "X"), y = as_y(y0, "y");
-        if (!folds0.is_none()) {
-          const auto ids = py::array_t<index, py::array::c_style | py::array::forcecast>(folds0);
-          spec.folds = std::make_shared<const cv_folds>(cv_folds_from_ids(
-              std::span<const index>(ids.data(), static_cast<std::size_t>(ids.size())),
-              folds_name));
-        }
-        regression_fit f;
-        {
-          py::gil_scoped_release nogil;
-          thread_scope scope(resolve_threads(threads));
-          f = regression_fit_data(spec, view(x), span(y), criterion);
-        }
-        return fit_dict(std::move(f));
-      },
-      py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("criterion"), py::arg("threads") = 0,
-      py::arg("folds") = py::none(), py::arg("folds_name") = "given folds",
-      R"(Fits y on x (n, d): chooses the bandwidth (or k) by the criterion and computes the
-diagnostics. Returns a dict: bandwidth, k, criterion, criterion_value, at_search_boundary, curve
-[(scale, bandwidth, value)], fitted, loo_residuals, hat_diag (n,), df, rss, r2, sigma2, loo_cv,
-gcv, aicc, undefined, route. folds: a fold id per row (int array) for k-fold or grouped CV of
-criterion loo_cv (and knn's k = 0) instead of leave-one-out.)");
+// k-fold and grouped cross-validation (regression/cross_validation.hpp): the library's seeded
+// folds, and CV_K of a smoother at a given bandwidth.
+void bind_cross_validation(py::module_& m) {
   m.def(
       "cv_folds_kfold",
       [](index n, index k, std::uint64_t seed) {
@@ -250,6 +223,40 @@ criterion loo_cv (and knn's k = 0) instead of leave-one-out.)");
       py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("folds"), py::arg("threads") = 0,
       "CV_K of the smoother spec (its bandwidth or k set) for a fold id per row: the mean squared "
       "held-out residual, each fold refitted on its own route; inf where one is undefined.");
+}
+
+// A fold id per row (any integer array) as the library's folds.
+std::shared_ptr<const cv_folds> folds_of(const py::object& ids0, const std::string& name) {
+  const auto ids = py::array_t<index, py::array::c_style | py::array::forcecast>(ids0);
+  return std::make_shared<const cv_folds>(cv_folds_from_ids(
+      std::span<const index>(ids.data(), static_cast<std::size_t>(ids.size())), name));
+}
+
+// The smoother: fit (bandwidth or k chosen by a criterion), predictions with standard errors,
+// the criteria at a given bandwidth, and the route a fit takes.
+void bind_smoother(py::module_& m) {
+  m.def(
+      "regression_fit_data",
+      [](regression_spec spec, const py::array& x0, const py::array& y0,
+         bandwidth_criterion criterion, int threads, const py::object& folds0,
+         const std::string& folds_name) {
+        const carray<double> x = as_x(x0, "X"), y = as_y(y0, "y");
+        if (!folds0.is_none()) spec.folds = folds_of(folds0, folds_name);
+        regression_fit f;
+        {
+          py::gil_scoped_release nogil;
+          thread_scope scope(resolve_threads(threads));
+          f = regression_fit_data(spec, view(x), span(y), criterion);
+        }
+        return fit_dict(std::move(f));
+      },
+      py::arg("spec"), py::arg("x"), py::arg("y"), py::arg("criterion"), py::arg("threads") = 0,
+      py::arg("folds") = py::none(), py::arg("folds_name") = "given folds",
+      R"(Fits y on x (n, d): chooses the bandwidth (or k) by the criterion and computes the
+diagnostics. Returns a dict: bandwidth, k, criterion, criterion_value, at_search_boundary, curve
+[(scale, bandwidth, value)], fitted, loo_residuals, hat_diag (n,), df, rss, r2, sigma2, loo_cv,
+gcv, aicc, undefined, route. folds: a fold id per row (int array) for k-fold or grouped CV of
+criterion loo_cv (and knn's k = 0) instead of leave-one-out.)");
   m.def(
       "regression_predict",
       [](const regression_spec& spec, const py::array& x0, const py::array& y0,
@@ -423,6 +430,7 @@ void bind_regression(py::module_& m) {
   bind_bandwidth(m);
   bind_spec(m);
   bind_smoother(m);
+  bind_cross_validation(m);
   bind_kde(m);
   bind_lowess(m);
 }

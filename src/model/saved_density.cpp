@@ -8,41 +8,16 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "model/saved_fields.hpp"
+
 namespace kf::model {
 namespace {
 
+using detail::saved_bandwidths;
+using detail::saved_names;
+
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw std::runtime_error(fmt::format("{}: {}", name, what));
-}
-
-std::vector<double> bandwidths_of(const std::string& text, const std::string& name) {
-  std::vector<double> h;
-  std::size_t pos = 0;
-  while (pos <= text.size() && !text.empty()) {
-    const std::size_t end = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, end - pos);
-    char* stop = nullptr;
-    const double v = std::strtod(item.c_str(), &stop);
-    if (item.empty() || *stop != '\0' || !(v > 0) || !std::isfinite(v))
-      fail(name, "metadata 'bandwidth' is '" + checkpoint_quote(text) +
-                     "' (expected positive finite numbers, comma-separated)");
-    h.push_back(v);
-    pos = end + 1;
-  }
-  return h;
-}
-
-std::vector<std::string> names_of(const std::string& text, const std::string& name, index d) {
-  std::vector<std::string> out;
-  try {
-    out = nlohmann::json::parse(text).get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception&) {
-    fail(name, "metadata 'x_names' is not a JSON array of column names");
-  }
-  if (static_cast<index>(out.size()) != d)
-    fail(name,
-         fmt::format("metadata 'x_names' names {} columns; tensor 'x' has {}", out.size(), d));
-  return out;
+  detail::saved_fail(name, what);
 }
 
 }  // namespace
@@ -89,9 +64,9 @@ saved_density saved_density_read(const checkpoint& ck, const std::string& name) 
     } catch (const std::invalid_argument&) {
       fail(name, "metadata 'kernel' is '" + checkpoint_quote(kernel) + "' (not a kernel kf knows)");
     }
-    s.bandwidth = bandwidths_of(checkpoint_metadata_get(m, "bandwidth"), name);
+    s.bandwidth = saved_bandwidths(checkpoint_metadata_get(m, "bandwidth"), name);
     s.exact = checkpoint_metadata_bool(m, "exact");
-    s.x_names = names_of(checkpoint_metadata_get(m, "x_names"), name, x->shape[1]);
+    s.x_names = saved_names(checkpoint_metadata_get(m, "x_names"), name, x->shape[1]);
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
     if (what.rfind(name + ":", 0) == 0) throw;

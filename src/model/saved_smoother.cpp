@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "model/saved_fields.hpp"
+
 namespace kf::model {
 namespace {
 
@@ -15,8 +17,11 @@ std::string method_text(regression_method m) {
                                                 : "knn";
 }
 
+using detail::saved_bandwidths;
+using detail::saved_names;
+
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw std::runtime_error(fmt::format("{}: {}", name, what));
+  detail::saved_fail(name, what);
 }
 
 regression_method method_of(const std::string& text, const std::string& name) {
@@ -25,36 +30,6 @@ regression_method method_of(const std::string& text, const std::string& name) {
   if (text == "knn") return regression_method::knn;
   fail(name,
        "metadata 'method' is '" + checkpoint_quote(text) + "' (expected nw, local_linear or knn)");
-}
-
-std::vector<double> bandwidths_of(const std::string& text, const std::string& name) {
-  std::vector<double> h;
-  std::size_t pos = 0;
-  while (pos <= text.size() && !text.empty()) {
-    const std::size_t end = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, end - pos);
-    char* stop = nullptr;
-    const double v = std::strtod(item.c_str(), &stop);
-    if (item.empty() || *stop != '\0' || !(v > 0) || !std::isfinite(v))
-      fail(name, "metadata 'bandwidth' is '" + checkpoint_quote(text) +
-                     "' (expected positive finite numbers, comma-separated)");
-    h.push_back(v);
-    pos = end + 1;
-  }
-  return h;
-}
-
-std::vector<std::string> names_of(const std::string& text, const std::string& name, index d) {
-  std::vector<std::string> out;
-  try {
-    out = nlohmann::json::parse(text).get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception&) {
-    fail(name, "metadata 'x_names' is not a JSON array of column names");
-  }
-  if (static_cast<index>(out.size()) != d)
-    fail(name,
-         fmt::format("metadata 'x_names' names {} columns; tensor 'x' has {}", out.size(), d));
-  return out;
 }
 
 }  // namespace
@@ -112,11 +87,11 @@ saved_smoother saved_smoother_read(const checkpoint& ck, const std::string& name
     } catch (const std::invalid_argument&) {
       fail(name, "metadata 'kernel' is '" + checkpoint_quote(kernel) + "' (not a kernel kf knows)");
     }
-    s.spec.bandwidth = bandwidths_of(checkpoint_metadata_get(m, "bandwidth"), name);
+    s.spec.bandwidth = saved_bandwidths(checkpoint_metadata_get(m, "bandwidth"), name);
     s.spec.k = checkpoint_metadata_index(m, "k", 0, index(1) << 40);
     s.spec.knn_distance_weights = checkpoint_metadata_get(m, "knn_weights") == "distance";
     s.spec.exact = checkpoint_metadata_bool(m, "exact");
-    s.x_names = names_of(checkpoint_metadata_get(m, "x_names"), name, x->shape[1]);
+    s.x_names = saved_names(checkpoint_metadata_get(m, "x_names"), name, x->shape[1]);
     s.y_name = checkpoint_metadata_get(m, "y_name");
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
