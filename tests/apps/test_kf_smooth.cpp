@@ -156,7 +156,9 @@ TEST_F(KfSmooth, BadInputsFailCleanlyAndWriteNothing) {
       {"smooth " + p("data.csv") + " --x t --y signal --out " + p("fit.txt"), ".csv"},
       {"smooth " + p("data.csv") + " --x t --y signal --plot " + p("fig.gif") + outs,
        ".svg or .png"},
-      {"smooth " + p("data.csv") + " --x t,z --y signal --plot " + p("f.svg") + outs, "1-D"},
+      {"smooth " + p("data.csv") + " --x t,z --y signal --at " + p("data.csv") + " --plot " +
+           p("f.svg") + outs,
+       "contour map on the grid"},
       {"kde " + p("data.csv") + " --x t --kernel exp_dot" + outs, "not a probability density"},
       {"kde " + p("data.csv") + " --x t --bandwidth gcv" + outs, "regression criterion"},
       {"kde " + p("same.csv") + " --x x" + outs, "constant"},
