@@ -170,7 +170,10 @@ void run(const kde_options& o) {
   if ((!o.plot_criterion.empty() || !o.criterion_csv.empty()) && fit.curve.empty())
     throw user_error(
         "--plot-criterion/--criterion-csv need a searched bandwidth (--bandwidth cv-ml or cv-ls)");
-  const matrix<double> at = density_points(o, x, fit, xcols);
+  // Drawing samples writes the draws, not the density: evaluate it only for a figure.
+  const bool evaluate = o.sample == 0 || !o.plot.empty();
+  const matrix<double> at =
+      evaluate ? density_points(o, x, fit, xcols) : matrix<double>(0, x.cols());
   seconds["fit"] = clock.lap();
   const auto dens = kde_evaluate(fit, at.cview());
   seconds["evaluate"] = clock.lap();
