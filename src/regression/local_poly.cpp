@@ -355,8 +355,18 @@ local_poly_eval solve_nodes(const binned_moments& bm, int derivative, double h, 
     e(derivative) = 1.0 / d(derivative);
     const small_vector v = d.cwiseInverse().asDiagonal() * me.ldlt().solve(e);  // M⁻¹ e_ν
     r.defined[g] = 1;
-    r.fit[g] = scale * v.dot(tv);
-    r.sum_l2[g] = std::max(scale * scale * v.dot(mq * v), 0.0);
+    // vᵀt and vᵀQv written out (≤ 4 terms): Eigen's dot on these small fixed-capacity vectors
+    // meets GCC 12's false -Warray-bounds under AVX-512 (an 8-wide packet read of a 4-wide
+    // buffer it never executes).
+    double fit = 0, l2 = 0;
+    for (int a = 0; a < cols; ++a) {
+      double qv = 0;
+      for (int b = 0; b < cols; ++b) qv += mq(a, b) * v(b);
+      fit += v(a) * tv(a);
+      l2 += v(a) * qv;
+    }
+    r.fit[g] = scale * fit;
+    r.sum_l2[g] = std::max(scale * scale * l2, 0.0);
     if (derivative == 0) r.self_weight[g] = k0 * v(0);  // a point's own weight K(0)·[M⁻¹]₀₀
   }
   return r;
